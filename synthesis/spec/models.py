@@ -1,0 +1,471 @@
+"""The domain spec: tables, columns, generators, keys, constraints, calendars, stressors.
+
+A ``DomainSpec`` validates its own cross references (FK targets, lookup names, column references,
+cycles, stressor targets), so a spec that loads is a spec the engine can generate.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from synthesis.spec.generators import (
+    ConditionalGen,
+    DateGen,
+    DerivedGen,
+    ExpressionGen,
+    FakerGen,
+    ForeignKeyGen,
+    Generator,
+    LookupGen,
+    LookupKeyGen,
+    ParentGen,
+)
+from synthesis.spec.stressors import (
+    CurrencyConflict,
+    DuplicateCurrent,
+    KeyDrift,
+    MissingValues,
+    Outliers,
+    Stressor,
+    TimezoneMismatch,
+    TypeCoercion,
+)
+
+IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
+ColumnType = Literal["varchar", "bigint", "integer", "double", "date", "timestamp", "boolean"]
+NUMERIC_TYPES = {"bigint", "integer", "double"}
+
+
+class SpecError(ValueError):
+    """A spec that fails validation: names the file and the field path."""
+
+    def __init__(self, file: str, problems: list[tuple[str, str]]):
+        self.file = file
+        self.problems = problems
+        lines = [f"{file}: {path}: {msg}" for path, msg in problems]
+        super().__init__("invalid domain spec\n  " + "\n  ".join(lines))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Column(_Strict):
+    name: str
+    type: ColumnType = "varchar"
+    description: str = ""
+    generator: Generator
+    null_rate: float = Field(default=0.0, ge=0, lt=1, description="Clean (by design) NULLs.")
+    unique: bool = False
+    not_null: bool = False
+    min: float | None = None
+    max: float | None = None
+    accepted_values: list[str | int | float | bool] | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _ident(cls, v: str) -> str:
+        if not IDENT.match(v):
+            raise ValueError(f"'{v}' is not a lower_snake_case identifier")
+        return v
+
+
+class VersionCount(_Strict):
+    """Versions per entity: 1 + Binomial-free geometric draw with mean ``mean``, capped at max."""
+
+    mean: float = Field(default=2.0, ge=1)
+    max: int = Field(default=6, ge=1, le=50)
+
+
+class ScdSpec(_Strict):
+    """Makes a table a slowly changing dimension history of ``entity``.
+
+    The engine adds the entity key column ``entity_key`` (FK to the entity's primary key) and
+    ``valid_from`` / ``valid_to`` / ``is_current``. Columns with a ``parent`` generator copy the
+    entity's value; on the current version every column whose name the entity also has takes the
+    entity's value, so the current row agrees with the entity table.
+    """
+
+    entity: str
+    entity_key: str
+    start_from: str = Field(description="Entity date/timestamp column where history starts.")
+    versions: VersionCount = VersionCount()
+    mean_days_between: float = Field(default=180, gt=0)
+
+
+class Table(_Strict):
+    name: str
+    description: str = ""
+    rows: int = Field(default=0, ge=0, description="Rows at scale 1 (ignored for SCD tables).")
+    scales: bool = Field(default=True, description="False for fixed-size reference tables.")
+    primary_key: str
+    scd: ScdSpec | None = None
+    derived_sql: str | None = Field(
+        default=None,
+        description=(
+            "A SELECT over other (clean) tables of the domain, e.g. aggregates that must agree "
+            "with the facts; every column then uses the 'derived' generator."
+        ),
+    )
+    columns: list[Column] = Field(min_length=1)
+
+    @field_validator("name")
+    @classmethod
+    def _ident(cls, v: str) -> str:
+        if not IDENT.match(v):
+            raise ValueError(f"'{v}' is not a lower_snake_case identifier")
+        return v
+
+    @cached_property
+    def column_map(self) -> dict[str, Column]:
+        return {c.name: c for c in self.columns}
+
+    def row_count(self, scale: float) -> int:
+        return self.rows if not self.scales else max(1, round(self.rows * scale))
+
+    def foreign_keys(self) -> dict[str, ForeignKeyGen]:
+        return {
+            c.name: c.generator for c in self.columns if isinstance(c.generator, ForeignKeyGen)
+        }
+
+
+class Lookup(_Strict):
+    """A small reference table for conditional links; the first column is the key."""
+
+    columns: list[str] = Field(min_length=2)
+    rows: list[list[Any]] = Field(min_length=1)
+    weight: str | None = Field(default=None, description="Column with sampling weights.")
+
+    @model_validator(mode="after")
+    def _shape(self) -> Lookup:
+        for i, row in enumerate(self.rows):
+            if len(row) != len(self.columns):
+                raise ValueError(f"rows[{i}] has {len(row)} values for {len(self.columns)} columns")
+        keys = [r[0] for r in self.rows]
+        if len(set(keys)) != len(keys):
+            raise ValueError("the first column (key) has duplicate values")
+        if self.weight is not None and self.weight not in self.columns:
+            raise ValueError(f"weight column '{self.weight}' is not among the columns")
+        return self
+
+    def values(self, column: str) -> list[Any]:
+        i = self.columns.index(column)
+        return [r[i] for r in self.rows]
+
+
+class Holiday(_Strict):
+    month: int = Field(ge=1, le=12)
+    day: int = Field(ge=1, le=31)
+
+
+class Calendar(_Strict):
+    """Day weights = trend x weekly[dow] x monthly[month] x (holiday_factor on holidays)."""
+
+    start: date
+    end: date
+    yearly_growth: float = Field(default=0.0, gt=-1, description="0.2 = +20% volume per year.")
+    weekly: list[float] = Field(default=[1.0] * 7, min_length=7, max_length=7)
+    monthly: list[float] = Field(default=[1.0] * 12, min_length=12, max_length=12)
+    holidays: list[Holiday] = Field(default_factory=list)
+    holiday_factor: float = Field(default=0.3, ge=0)
+
+    @model_validator(mode="after")
+    def _range(self) -> Calendar:
+        if self.end <= self.start:
+            raise ValueError("end must be after start")
+        if any(w < 0 for w in [*self.weekly, *self.monthly]) or sum(self.weekly) <= 0:
+            raise ValueError("weights must be non-negative")
+        return self
+
+
+class DomainSpec(_Strict):
+    domain: str
+    version: str = "1"
+    description: str = ""
+    calendars: dict[str, Calendar] = Field(min_length=1)
+    lookups: dict[str, Lookup] = Field(default_factory=dict)
+    tables: list[Table] = Field(min_length=1)
+    stressors: list[Stressor] = Field(default_factory=list)
+
+    @cached_property
+    def table_map(self) -> dict[str, Table]:
+        return {t.name: t for t in self.tables}
+
+    def parents_of(self, table: Table) -> set[str]:
+        parents = {fk.table for fk in table.foreign_keys().values()}
+        if table.scd:
+            parents.add(table.scd.entity)
+        if table.derived_sql:
+            parents |= _sql_table_refs(table.derived_sql, set(self.table_map)) - {table.name}
+        return parents
+
+    def generation_order(self) -> list[Table]:
+        """Tables in FK order (parents first); ties keep spec order."""
+        order: list[Table] = []
+        done: set[str] = set()
+        pending = list(self.tables)
+        while pending:
+            ready = [t for t in pending if self.parents_of(t) - {t.name} <= done]
+            if not ready:  # cycles are rejected at validation; this is a guard.
+                raise ValueError("FK cycle among " + ", ".join(t.name for t in pending))
+            for t in ready:
+                order.append(t)
+                done.add(t.name)
+            pending = [t for t in pending if t.name not in done]
+        return order
+
+    @model_validator(mode="after")
+    def _cross_references(self) -> DomainSpec:
+        problems = list(_check_references(self))
+        if problems:
+            # Pydantic reports the message; the loader maps it back to "path: message" lines.
+            raise ValueError("\n".join(f"@{path}: {msg}" for path, msg in problems))
+        return self
+
+
+def _sql_table_refs(sql: str, names: set[str]) -> set[str]:
+    return {tok for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sql) if tok in names}
+
+
+def _column_refs(sql: str, names: set[str]) -> set[str]:
+    return {tok for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sql) if tok in names}
+
+
+def generator_dependencies(table: Table, column: Column) -> set[str]:
+    """Same-table columns that must be computed before ``column``."""
+    gen = column.generator
+    names = set(table.column_map)
+    deps: set[str] = set()
+    if isinstance(gen, LookupGen):
+        deps.add(gen.via)
+    elif isinstance(gen, ParentGen):
+        deps.add(gen.fk)
+    elif isinstance(gen, ExpressionGen):
+        deps |= _column_refs(gen.sql, names)
+    elif isinstance(gen, ConditionalGen):
+        deps.add(gen.on)
+    elif isinstance(gen, FakerGen) and gen.locale_from:
+        deps.add(gen.locale_from)
+    elif isinstance(gen, DateGen) and gen.not_before:
+        deps.add(gen.not_before.split(".")[0])
+    deps.discard(column.name)
+    return deps
+
+
+def _check_references(spec: DomainSpec) -> list[tuple[str, str]]:  # noqa: C901
+    problems: list[tuple[str, str]] = []
+    tables = spec.table_map
+    if len(tables) != len(spec.tables):
+        problems.append(("tables", "duplicate table names"))
+    for ti, table in enumerate(spec.tables):
+        base = f"tables[{ti}]"
+        cols = table.column_map
+        if len(cols) != len(table.columns):
+            problems.append((f"{base}.columns", "duplicate column names"))
+        if table.primary_key not in cols:
+            problems.append((f"{base}.primary_key", f"'{table.primary_key}' is not a column"))
+        if not table.scd and not table.derived_sql and table.rows < 1:
+            problems.append((f"{base}.rows", "must be >= 1"))
+        derived_cols = [c.name for c in table.columns if isinstance(c.generator, DerivedGen)]
+        if table.derived_sql and len(derived_cols) != len(table.columns):
+            problems.append((f"{base}.columns", "a derived table's columns all use 'derived'"))
+        if not table.derived_sql and derived_cols:
+            problems.append((f"{base}.derived_sql", f"{derived_cols[0]} is 'derived' but no SQL"))
+        if table.derived_sql and table.scd:
+            problems.append((f"{base}.scd", "a table is either derived or SCD"))
+        if table.scd:
+            scd = table.scd
+            if scd.entity not in tables:
+                problems.append((f"{base}.scd.entity", f"unknown table '{scd.entity}'"))
+            elif scd.start_from not in tables[scd.entity].column_map:
+                problems.append(
+                    (f"{base}.scd.start_from", f"'{scd.start_from}' is not a column of {scd.entity}")
+                )
+            for reserved in (scd.entity_key, "valid_from", "valid_to", "is_current"):
+                if reserved in cols:
+                    problems.append((f"{base}.columns", f"'{reserved}' is added by the engine"))
+        for ci, col in enumerate(table.columns):
+            path = f"{base}.columns[{ci}].generator"
+            problems += [(path, m) for m in _check_generator(spec, table, col)]
+            if col.min is not None and col.max is not None and col.min > col.max:
+                problems.append((f"{base}.columns[{ci}].min", "min is greater than max"))
+        cycle = _column_cycle(table)
+        if cycle:
+            problems.append((f"{base}.columns", "column dependency cycle: " + " -> ".join(cycle)))
+    cycle = _table_cycle(spec)
+    if cycle:
+        problems.append(("tables", "foreign key cycle: " + " -> ".join(cycle)))
+    for si, stressor in enumerate(spec.stressors):
+        problems += [(f"stressors[{si}]{p}", m) for p, m in _check_stressor(spec, stressor)]
+    problems += _check_stressor_budget(spec)
+    return problems
+
+
+def _check_generator(spec: DomainSpec, table: Table, col: Column) -> list[str]:  # noqa: C901
+    gen = col.generator
+    cols = table.column_map
+    errs: list[str] = []
+    if isinstance(gen, ForeignKeyGen):
+        if gen.table not in spec.table_map:
+            errs.append(f"foreign key to unknown table '{gen.table}'")
+        elif gen.table == table.name:
+            errs.append("self-referencing foreign keys are not supported")
+    elif isinstance(gen, ParentGen):
+        fk = cols.get(gen.fk)
+        if fk is None or not isinstance(fk.generator, ForeignKeyGen):
+            errs.append(f"'{gen.fk}' is not a foreign key column of {table.name}")
+        elif gen.column not in spec.table_map.get(fk.generator.table, table).column_map:
+            errs.append(f"'{gen.column}' is not a column of {fk.generator.table}")
+    elif isinstance(gen, LookupKeyGen | LookupGen):
+        lookup = spec.lookups.get(gen.lookup)
+        if lookup is None:
+            errs.append(f"unknown lookup '{gen.lookup}'")
+        elif isinstance(gen, LookupGen):
+            if gen.value not in lookup.columns:
+                errs.append(f"lookup '{gen.lookup}' has no column '{gen.value}'")
+            if gen.via not in cols:
+                errs.append(f"via column '{gen.via}' is not a column of {table.name}")
+    elif isinstance(gen, ConditionalGen):
+        if gen.on not in cols:
+            errs.append(f"'on' column '{gen.on}' is not a column of {table.name}")
+    elif isinstance(gen, FakerGen):
+        if gen.locale_from and gen.locale_from not in cols:
+            errs.append(f"locale_from column '{gen.locale_from}' is not a column")
+        errs += _check_faker_provider(gen)
+    elif isinstance(gen, DateGen):
+        if gen.calendar not in spec.calendars:
+            errs.append(f"unknown calendar '{gen.calendar}'")
+        if col.type not in ("date", "timestamp"):
+            errs.append(f"date generator on a column of type {col.type}")
+        if gen.not_before:
+            errs += _check_date_ref(spec, table, gen.not_before)
+    if isinstance(gen, ExpressionGen) and "u(" in gen.sql:
+        for k in re.findall(r"\bu\((\d+)\)", gen.sql):
+            if int(k) > 9:
+                errs.append(f"u({k}): stream numbers are 0..9")
+    return errs
+
+
+def _check_date_ref(spec: DomainSpec, table: Table, ref: str) -> list[str]:
+    parts = ref.split(".")
+    cols = table.column_map
+    if len(parts) == 1:
+        return [] if ref in cols else [f"not_before column '{ref}' is not a column"]
+    fk = cols.get(parts[0])
+    if len(parts) != 2 or fk is None or not isinstance(fk.generator, ForeignKeyGen):
+        return [f"not_before '{ref}': expected 'column' or 'fk_column.parent_column'"]
+    parent = spec.table_map.get(fk.generator.table)
+    if parent is not None and parts[1] not in parent.column_map:
+        return [f"not_before '{ref}': '{parts[1]}' is not a column of {parent.name}"]
+    return []
+
+
+def _check_faker_provider(gen: FakerGen) -> list[str]:
+    from faker import Faker
+
+    fake = Faker(gen.locale)
+    if not callable(getattr(fake, gen.provider, None)):
+        return [f"unknown Faker provider '{gen.provider}'"]
+    return []
+
+
+def _column_cycle(table: Table) -> list[str] | None:
+    deps = {c.name: generator_dependencies(table, c) & set(table.column_map) for c in table.columns}
+    return _find_cycle(deps)
+
+
+def _table_cycle(spec: DomainSpec) -> list[str] | None:
+    deps = {t.name: spec.parents_of(t) & set(spec.table_map) for t in spec.tables}
+    return _find_cycle(deps)
+
+
+def _find_cycle(deps: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(deps.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in deps:
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def _check_stressor(spec: DomainSpec, s: Stressor) -> list[tuple[str, str]]:  # noqa: C901
+    table = spec.table_map.get(s.table)
+    if table is None:
+        return [(".table", f"unknown table '{s.table}'")]
+    if isinstance(s, DuplicateCurrent):
+        return [] if table.scd else [(".table", f"'{s.table}' is not an SCD history table")]
+    column = table.column_map.get(s.column)
+    if column is None:
+        return [(".column", f"'{s.column}' is not a column of {s.table}")]
+    if s.column == table.primary_key:
+        return [(".column", "stressors cannot touch the primary key")]
+    if isinstance(s, Outliers | TypeCoercion) and column.type not in NUMERIC_TYPES:
+        return [(".column", f"{s.kind} needs a numeric column, '{s.column}' is {column.type}")]
+    if isinstance(s, TimezoneMismatch):
+        if column.type != "timestamp":
+            return [(".column", f"'{s.column}' is not a timestamp column")]
+        lookup = spec.lookups.get(s.offset_lookup)
+        if lookup is None:
+            return [(".offset_lookup", f"unknown lookup '{s.offset_lookup}'")]
+        if s.offset_value not in lookup.columns:
+            return [(".offset_value", f"lookup has no column '{s.offset_value}'")]
+        if s.offset_via not in table.column_map:
+            return [(".offset_via", f"'{s.offset_via}' is not a column of {s.table}")]
+    if isinstance(s, KeyDrift):
+        gen = column.generator
+        if not isinstance(gen, ForeignKeyGen):
+            return [(".column", "key_drift applies to foreign key columns")]
+        parent_pk = spec.table_map[gen.table].column_map[spec.table_map[gen.table].primary_key]
+        if parent_pk.type != "varchar":
+            return [(".column", f"key_drift needs a text key; {gen.table}'s key is not varchar")]
+    if isinstance(s, CurrencyConflict | MissingValues) and column.type == "boolean":
+        return []
+    return []
+
+
+def _check_stressor_budget(spec: DomainSpec) -> list[tuple[str, str]]:
+    """Stressors on one column share one uniform draw in disjoint intervals: rates must fit."""
+    totals: dict[tuple[str, str], float] = {}
+    kinds: dict[tuple[str, str], list[str]] = {}
+    for s in spec.stressors:
+        if isinstance(s, DuplicateCurrent):
+            continue
+        key = (s.table, s.column)
+        totals[key] = totals.get(key, 0.0) + s.rate
+        kinds.setdefault(key, []).append(s.kind)
+    problems = []
+    for (table, column), total in totals.items():
+        if total > 0.5:
+            problems.append(
+                ("stressors", f"rates on {table}.{column} add up to {total:.3f} (> 0.5)")
+            )
+        ks = kinds[(table, column)]
+        if "type_coercion" in ks and len(ks) > 1:
+            problems.append(
+                ("stressors", f"type_coercion on {table}.{column} must be its only stressor")
+            )
+        if len(set(ks)) != len(ks):
+            problems.append(("stressors", f"{table}.{column} has the same stressor twice"))
+    return problems
