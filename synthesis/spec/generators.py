@@ -210,7 +210,9 @@ class ConditionalGen(_Strict):
     @model_validator(mode="after")
     def _no_nesting(self) -> ConditionalGen:
         for gen in [*self.cases.values(), self.default]:
-            if isinstance(gen, ConditionalGen | ForeignKeyGen | ParentGen | DateGen | DerivedGen):
+            if isinstance(
+                gen, ConditionalGen | ForeignKeyGen | ParentGen | DateGen | DerivedGen | FakerGen
+            ):
                 raise ValueError(f"a conditional case cannot be a '{gen.kind}' generator")
         return self
 

@@ -95,9 +95,7 @@ def load_spec(path: Path | str) -> DomainSpec:
 
 def shipped_domains() -> list[str]:
     root = resources.files(DOMAINS_PACKAGE)
-    return sorted(
-        p.name for p in root.iterdir() if p.is_dir() and (p / SPEC_FILENAME).is_file()
-    )
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / SPEC_FILENAME).is_file())
 
 
 def domain_spec_path(domain: str) -> Path:

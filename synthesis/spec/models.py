@@ -129,9 +129,7 @@ class Table(_Strict):
         return self.rows if not self.scales else max(1, round(self.rows * scale))
 
     def foreign_keys(self) -> dict[str, ForeignKeyGen]:
-        return {
-            c.name: c.generator for c in self.columns if isinstance(c.generator, ForeignKeyGen)
-        }
+        return {c.name: c.generator for c in self.columns if isinstance(c.generator, ForeignKeyGen)}
 
 
 class Lookup(_Strict):
@@ -284,7 +282,10 @@ def _check_references(spec: DomainSpec) -> list[tuple[str, str]]:  # noqa: C901
                 problems.append((f"{base}.scd.entity", f"unknown table '{scd.entity}'"))
             elif scd.start_from not in tables[scd.entity].column_map:
                 problems.append(
-                    (f"{base}.scd.start_from", f"'{scd.start_from}' is not a column of {scd.entity}")
+                    (
+                        f"{base}.scd.start_from",
+                        f"'{scd.start_from}' is not a column of {scd.entity}",
+                    )
                 )
             for reserved in (scd.entity_key, "valid_from", "valid_to", "is_current"):
                 if reserved in cols:

@@ -1,0 +1,342 @@
+"""Compiles column generators into layered DuckDB SELECT steps.
+
+A table is built as a chain ``SELECT p.*, <new columns> FROM (<previous step>) p [LEFT JOIN x]``,
+one step per column in dependency order. Scalar generators are plain expressions; Faker pools,
+calendars and parent rows are small joins. Helper columns start with ``_`` (user columns cannot).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+
+from synthesis.engine.calendars import BINS
+from synthesis.engine.random import Streams
+from synthesis.engine.sql import literal, quote, value_map_case, weighted_case
+from synthesis.spec.generators import (
+    BooleanGen,
+    CategoricalGen,
+    ConditionalGen,
+    DateGen,
+    DerivedGen,
+    ExpressionGen,
+    FakerGen,
+    ForeignKeyGen,
+    LognormalGen,
+    LookupGen,
+    LookupKeyGen,
+    NormalGen,
+    ParentGen,
+    PoissonGen,
+    SequenceGen,
+    UniformGen,
+    ZipfGen,
+)
+from synthesis.spec.models import Column, DomainSpec, Table, generator_dependencies
+
+_COPRIME_CANDIDATES = (1_000_003, 1_000_033, 1_000_037, 1_000_039, 1_000_081)
+
+
+@dataclass
+class Step:
+    """New columns (name -> SQL over ``p``) plus an optional join clause."""
+
+    columns: dict[str, str]
+    join: str = ""
+
+
+@dataclass
+class BuildContext:
+    spec: DomainSpec
+    seed: int
+    scale: float
+    register_pool: Callable[[FakerGen, str, str], str]
+    register_calendar: Callable[[str, date, date], tuple[str, str]]
+    parent_rows: dict[str, int] = field(default_factory=dict)
+
+
+def parent_ref_column(fk: str, column: str) -> str:
+    return f"_p_{fk}__{column}"
+
+
+def topological_columns(table: Table) -> list[Column]:
+    done: set[str] = set()
+    order: list[Column] = []
+    pending = list(table.columns)
+    while pending:
+        for col in pending:
+            if generator_dependencies(table, col) <= done:
+                order.append(col)
+                done.add(col.name)
+                pending.remove(col)
+                break
+        else:  # validation rejects cycles; this guards direct engine use
+            raise ValueError(f"column dependency cycle in {table.name}")
+    return order
+
+
+def _clip_round(
+    x: str, lo: float | None, hi: float | None, digits: int | None, integer: bool
+) -> str:
+    if lo is not None:
+        x = f"greatest({x}, {lo!r})"
+    if hi is not None:
+        x = f"least({x}, {hi!r})"
+    if integer:
+        return f"CAST(round({x}) AS BIGINT)"
+    if digits is not None:
+        return f"round({x}, {digits})"
+    return x
+
+
+def _normal(streams: Streams) -> str:
+    u1, u2 = streams.u("z1"), streams.u("z2")
+    return f"(sqrt(-2.0 * ln(1.0 - {u1})) * cos(2.0 * pi() * {u2}))"
+
+
+def _poisson(gen: PoissonGen, streams: Streams) -> str:
+    u = streams.u("value")
+    if gen.lam > 60:  # normal approximation keeps the CASE short
+        z = _normal(streams)
+        return f"CAST(greatest(0, round({gen.lam!r} + {math.sqrt(gen.lam)!r} * {z})) AS BIGINT)"
+    values, weights = [], []
+    k, p, cdf = 0, math.exp(-gen.lam), 0.0
+    while cdf < 1 - 1e-12 and k < 1000:
+        values.append(k)
+        weights.append(p)
+        cdf += p
+        k += 1
+        p *= gen.lam / k
+    return weighted_case(u, values, weights)
+
+
+def _zipf_rank(n: int, s: float, u: str) -> str:
+    """Continuous inverse CDF of P(k) ~ k^-s on [1, n+1), floored to 1..n."""
+    if abs(s - 1.0) < 1e-9:
+        x = f"pow({n + 1}.0, {u})"
+    else:
+        a = 1.0 - s
+        x = f"pow(1.0 + {u} * ({(n + 1) ** a - 1.0!r}), {1.0 / a!r})"
+    return f"least(CAST(floor({x}) AS BIGINT), {n})"
+
+
+def _expression(sql: str, streams: Streams) -> str:
+    return re.sub(r"\bu\((\d+)\)", lambda m: streams.u(f"expr{m.group(1)}"), sql)
+
+
+def scalar_sql(gen: object, streams: Streams, ctx: BuildContext) -> str:  # noqa: C901
+    """SQL for generators that need no join."""
+    u = streams.u("value")
+    if isinstance(gen, SequenceGen):
+        num = f"({gen.start} + {gen.step} * _rid)"
+        if gen.prefix is None:
+            return num
+        return f"({literal(gen.prefix)} || lpad(CAST({num} AS VARCHAR), {gen.width}, '0'))"
+    if isinstance(gen, UniformGen):
+        if gen.integer:
+            span = int(gen.high) - int(gen.low) + 1
+            return f"CAST({int(gen.low)} + floor({u} * {span}) AS BIGINT)"
+        x = f"({gen.low!r} + {u} * {gen.high - gen.low!r})"
+        return _clip_round(x, None, None, gen.round, False)
+    if isinstance(gen, NormalGen):
+        x = f"({gen.mean!r} + {gen.std!r} * {_normal(streams)})"
+        return _clip_round(x, gen.min, gen.max, gen.round, gen.integer)
+    if isinstance(gen, LognormalGen):
+        x = f"exp({gen.mu!r} + {gen.sigma!r} * {_normal(streams)})"
+        return _clip_round(x, gen.min, gen.max, gen.round, gen.integer)
+    if isinstance(gen, ZipfGen):
+        return _zipf_rank(gen.n, gen.s, u)
+    if isinstance(gen, PoissonGen):
+        return f"({_poisson(gen, streams)} + {gen.offset})"
+    if isinstance(gen, CategoricalGen):
+        return weighted_case(u, list(gen.values), gen.weights)
+    if isinstance(gen, BooleanGen):
+        return f"({u} < {gen.p_true!r})"
+    if isinstance(gen, LookupKeyGen):
+        lookup = ctx.spec.lookups[gen.lookup]
+        keys = lookup.values(lookup.columns[0])
+        if gen.sequential:
+            items = ", ".join(literal(k) for k in keys)
+            return f"([{items}][1 + (_rid % {len(keys)})])"
+        weights = [float(w) for w in lookup.values(lookup.weight)] if lookup.weight else None
+        return weighted_case(u, keys, weights)
+    if isinstance(gen, LookupGen):
+        lookup = ctx.spec.lookups[gen.lookup]
+        mapping = dict(zip(lookup.values(lookup.columns[0]), lookup.values(gen.value), strict=True))
+        return value_map_case(f"p.{quote(gen.via)}", mapping)
+    if isinstance(gen, ExpressionGen):
+        return f"({_expression(gen.sql, streams)})"
+    if isinstance(gen, ConditionalGen):
+        branches = " ".join(
+            f"WHEN {literal(key)} THEN {scalar_sql(case, streams, ctx)}"
+            for key, case in gen.cases.items()
+        )
+        default = scalar_sql(gen.default, streams, ctx)
+        return f"(CASE CAST(p.{quote(gen.on)} AS VARCHAR) {branches} ELSE {default} END)"
+    raise TypeError(f"{type(gen).__name__} is not a scalar generator")
+
+
+def _foreign_key_steps(table: Table, col: Column, gen: ForeignKeyGen, streams: Streams,
+                       ctx: BuildContext) -> list[Step]:  # fmt: skip
+    parent = ctx.spec.table_map[gen.table]
+    n = ctx.parent_rows[gen.table]
+    u = streams.u("parent")
+    if gen.fan_out == "poisson":
+        rid = f"CAST(floor({u} * {n}) AS BIGINT)"
+    else:
+        rank = _zipf_rank(n, gen.s, u)
+        a = next(c for c in _COPRIME_CANDIDATES if n % c != 0)
+        offset = streams.salt("scatter") % n
+        rid = f"(((({rank} - 1) * {a}) + {offset}) % {n})"
+    rid_col = f"_rid_{col.name}"
+    needed = {parent.primary_key} | _parent_columns_used(table, col.name)
+    select = ", ".join(
+        f"{quote(c)} AS {quote(parent_ref_column(col.name, c))}" for c in sorted(needed)
+    )
+    alias = f"par_{col.name}"
+    join = (
+        f"LEFT JOIN (SELECT _rid AS _prid, {select} FROM _gen.{quote(parent.name)}) {alias} "
+        f"ON {alias}._prid = p.{quote(rid_col)}"
+    )
+    parent_cols = {
+        parent_ref_column(col.name, c): f"{alias}.{quote(parent_ref_column(col.name, c))}"
+        for c in sorted(needed)
+    }
+    key = parent_ref_column(col.name, parent.primary_key)
+    return [
+        Step({rid_col: rid}),
+        Step(parent_cols, join),
+        Step({col.name: f"p.{quote(key)}"}),
+    ]
+
+
+def _parent_columns_used(table: Table, fk: str) -> set[str]:
+    used = set()
+    for c in table.columns:
+        g = c.generator
+        if isinstance(g, ParentGen) and g.fk == fk:
+            used.add(g.column)
+        if isinstance(g, DateGen) and g.not_before and g.not_before.startswith(fk + "."):
+            used.add(g.not_before.split(".", 1)[1])
+    return used
+
+
+def _date_ref_sql(ref: str) -> str:
+    if "." in ref:
+        fk, column = ref.split(".", 1)
+        return f"p.{quote(parent_ref_column(fk, column))}"
+    return f"p.{quote(ref)}"
+
+
+def _date_steps(col: Column, gen: DateGen, streams: Streams, ctx: BuildContext) -> list[Step]:
+    cal = ctx.spec.calendars[gen.calendar]
+    start, end = gen.start or cal.start, gen.end or cal.end
+    bins, cdf = ctx.register_calendar(gen.calendar, start, end)
+    u = streams.u("day")
+    name = col.name
+    steps: list[Step] = []
+    ref = _date_ref_sql(gen.not_before) if gen.not_before else None
+    if ref is None:
+        q = u
+    else:
+        lo_alias, hi_alias = f"cdflo_{name}", f"cdfhi_{name}"
+        ref_day = f"CAST({ref} AS DATE)"
+        lo = _cdf_at(lo_alias, ref_day, start, end)
+        lo_join = f"LEFT JOIN {cdf} {lo_alias} ON {lo_alias}.day = {ref_day}"
+        steps.append(Step({f"_lo_{name}": lo}, lo_join))
+        if gen.max_lag_days is not None:
+            hi_day = f"(CAST({ref} AS DATE) + {gen.max_lag_days})"
+            hi = _cdf_at(hi_alias, hi_day, start, end)
+            hi_join = f"LEFT JOIN {cdf} {hi_alias} ON {hi_alias}.day = {hi_day}"
+            steps.append(Step({f"_hi_{name}": hi}, hi_join))
+            q = f"(p._lo_{name} + {u} * (p._hi_{name} - p._lo_{name}))"
+        else:
+            q = f"(p._lo_{name} + {u} * (1.0 - p._lo_{name}))"
+    bin_alias = f"bin_{name}"
+    bin_expr = f"least(CAST(floor({q} * {BINS}) AS BIGINT), {BINS - 1})"
+    steps.append(
+        Step(
+            {f"_day_{name}": f"{bin_alias}.day"},
+            f"LEFT JOIN {bins} {bin_alias} ON {bin_alias}.bin = {bin_expr}",
+        )
+    )
+    value = f"p._day_{name}"
+    if col.type == "timestamp":
+        t1, t2 = streams.u("tod_kind"), streams.u("tod")
+        secs = (
+            f"(CASE WHEN {t1} < 0.85 THEN 28800 + floor({t2} * 36000) ELSE floor({t2} * 86400) END)"
+        )
+        value = f"(CAST({value} AS TIMESTAMP) + to_seconds(CAST({secs} AS BIGINT)))"
+        if ref is not None:
+            value = f"greatest({value}, CAST({ref} AS TIMESTAMP))"
+    elif ref is not None:
+        value = f"greatest({value}, CAST({ref} AS DATE))"
+    if gen.lag_days:
+        value = f"({value} + INTERVAL {gen.lag_days} DAY)"
+    if ref is not None and gen.max_lag_days is not None:
+        bound = f"(CAST({ref} AS TIMESTAMP) + INTERVAL {gen.max_lag_days + gen.lag_days + 1} DAY)"
+        value = f"least({value}, {bound})" if col.type == "timestamp" else value
+    steps.append(Step({name: value}))
+    return steps
+
+
+def _cdf_at(alias: str, day_sql: str, start: date, end: date) -> str:
+    return (
+        f"(CASE WHEN {day_sql} IS NULL THEN 0.0 "
+        f"WHEN {day_sql} < DATE '{start.isoformat()}' THEN 0.0 "
+        f"WHEN {day_sql} > DATE '{end.isoformat()}' THEN 1.0 ELSE {alias}.cdf_lo END)"
+    )
+
+
+def _faker_steps(table: Table, col: Column, gen: FakerGen, streams: Streams,
+                 ctx: BuildContext) -> list[Step]:  # fmt: skip
+    pool = ctx.register_pool(gen, table.name, col.name)
+    alias = f"pool_{col.name}"
+    locale = f"p.{quote(gen.locale_from)}" if gen.locale_from else literal(gen.locale)
+    join = (
+        f"LEFT JOIN {pool} {alias} ON {alias}.locale = {locale} "
+        f"AND {alias}.idx = {streams.index(gen.pool_size, 'pick')}"
+    )
+    return [Step({col.name: f"{alias}.value"}, join)]
+
+
+def column_steps(
+    table: Table, col: Column, ctx: BuildContext, row_expr: str = "_rid"
+) -> list[Step]:
+    streams = Streams(ctx.seed, table.name, col.name, row_expr)
+    gen = col.generator
+    if isinstance(gen, ForeignKeyGen):
+        steps = _foreign_key_steps(table, col, gen, streams, ctx)
+    elif isinstance(gen, ParentGen):
+        ref = f"p.{quote(parent_ref_column(gen.fk, gen.column))}"
+        steps = [
+            Step({col.name: f"(CASE WHEN p.{quote(gen.fk)} IS NULL THEN NULL ELSE {ref} END)"})
+        ]
+    elif isinstance(gen, DateGen):
+        steps = _date_steps(col, gen, streams, ctx)
+    elif isinstance(gen, FakerGen):
+        steps = _faker_steps(table, col, gen, streams, ctx)
+    elif isinstance(gen, DerivedGen):
+        raise TypeError("derived columns come from the table's SQL")
+    else:
+        steps = [Step({col.name: scalar_sql(gen, streams, ctx)})]
+    if col.null_rate > 0:
+        last = steps[-1]
+        expr = last.columns[col.name]
+        null_u = streams.u("null")
+        last.columns[col.name] = (
+            f"(CASE WHEN {null_u} < {col.null_rate!r} THEN NULL ELSE {expr} END)"
+        )
+    return steps
+
+
+def chain(base_sql: str, steps: list[Step]) -> str:
+    """Nests the steps over ``base_sql``; every step sees the previous columns as ``p``."""
+    sql = base_sql
+    for step in steps:
+        cols = ", ".join(f"{expr} AS {quote(name)}" for name, expr in step.columns.items())
+        sql = f"SELECT p.*, {cols} FROM ({sql}) p {step.join}"
+    return sql

@@ -1,0 +1,229 @@
+"""Generates a dataset folder from a spec: DuckDB warehouse (schema raw), Parquet, manifest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+import duckdb
+from pydantic import BaseModel
+
+from synthesis.engine.calendars import register_calendar
+from synthesis.engine.columns import BuildContext
+from synthesis.engine.pools import register_pool
+from synthesis.engine.stress import MANIFEST_COLUMNS, stress_table
+from synthesis.engine.tables import build_derived_table, build_plain_table, build_scd_table
+from synthesis.spec.generators import FakerGen
+from synthesis.spec.models import DomainSpec
+
+WAREHOUSE = "warehouse.duckdb"
+PARQUET_DIR = "parquet"
+ANOMALIES = "anomalies.parquet"
+MANIFEST = "manifest.json"
+
+
+class ProgressEvent(BaseModel):
+    stage: str  # "generate" | "stress" | "parquet"
+    table: str
+    rows: int  # rows finished by this event
+    total_rows: int  # rows expected in this stage (estimate for SCD tables)
+
+
+class TableSummary(BaseModel):
+    rows: int
+    columns: int
+    parquet_sha256: str
+    parquet_bytes: int
+
+
+class GenerationManifest(BaseModel):
+    """What was generated, from what; identical for identical (spec, seed, scale)."""
+
+    domain: str
+    spec_version: str
+    spec_sha256: str
+    seed: int
+    scale: float
+    duckdb_version: str
+    tables: dict[str, TableSummary]
+    anomaly_counts: dict[str, dict[str, dict[str, int]]]  # table -> column -> kind -> count
+    anomaly_total: int
+
+    @property
+    def total_rows(self) -> int:
+        return sum(t.rows for t in self.tables.values())
+
+
+ProgressFn = Callable[[ProgressEvent], None]
+
+
+def spec_fingerprint(spec: DomainSpec) -> str:
+    return hashlib.sha256(spec.model_dump_json().encode()).hexdigest()
+
+
+def estimated_rows(spec: DomainSpec, scale: float) -> dict[str, int]:
+    est: dict[str, int] = {}
+    for t in spec.generation_order():
+        if t.scd:
+            est[t.name] = round(est.get(t.scd.entity, 0) * min(t.scd.versions.mean, 50))
+        elif t.derived_sql:
+            est[t.name] = 0
+        else:
+            est[t.name] = t.row_count(scale)
+    return est
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def generate_dataset(
+    spec: DomainSpec,
+    *,
+    scale: float,
+    seed: int,
+    out: Path,
+    chunk_rows: int = 500_000,
+    memory_limit: str = "2GB",
+    threads: int | None = None,
+    on_progress: ProgressFn | None = None,
+) -> GenerationManifest:
+    """Writes ``out/warehouse.duckdb`` (schema raw), ``out/parquet/*.parquet``,
+    ``out/anomalies.parquet`` and ``out/manifest.json``. ``out`` must be empty or absent.
+
+    Deterministic: the same spec, seed and scale give byte-identical Parquet files.
+    """
+    if scale <= 0:
+        raise ValueError("scale must be positive")
+    out.mkdir(parents=True, exist_ok=True)
+    if any(out.iterdir()):
+        raise FileExistsError(f"{out} is not empty")
+    report = on_progress or (lambda _e: None)
+    work_path = out / "_work.duckdb"
+    con = duckdb.connect(str(work_path))
+    try:
+        tmp = out / "_spill"
+        con.execute(f"SET memory_limit = '{memory_limit}'")
+        con.execute(f"SET temp_directory = '{tmp}'")
+        con.execute("SET preserve_insertion_order = true")
+        if threads:
+            con.execute(f"SET threads = {int(threads)}")
+        con.execute(f"ATTACH '{out / WAREHOUSE}' AS wh")
+        con.execute("CREATE SCHEMA _gen; CREATE SCHEMA _meta; CREATE SCHEMA wh.raw")
+        con.execute(f"CREATE TABLE _meta.anomalies ({MANIFEST_COLUMNS})")
+        counts = _generate_tables(con, spec, scale, seed, chunk_rows, report)
+        tables = _stress_and_export(con, spec, seed, out, counts, report)
+        con.execute(
+            f"COPY (SELECT * FROM _meta.anomalies ORDER BY table_name, column_name, kind, row_key)"
+            f" TO '{out / ANOMALIES}' (FORMAT parquet, COMPRESSION zstd)"
+        )
+        anomaly_counts = _anomaly_counts(con)
+        version = con.execute("SELECT version()").fetchone()
+    finally:
+        con.close()
+        work_path.unlink(missing_ok=True)
+        Path(str(work_path) + ".wal").unlink(missing_ok=True)
+        shutil.rmtree(out / "_spill", ignore_errors=True)
+    manifest = GenerationManifest(
+        domain=spec.domain,
+        spec_version=spec.version,
+        spec_sha256=spec_fingerprint(spec),
+        seed=seed,
+        scale=scale,
+        duckdb_version=str(version[0]) if version else "unknown",
+        tables=tables,
+        anomaly_counts=anomaly_counts,
+        anomaly_total=sum(
+            n for cols in anomaly_counts.values() for kinds in cols.values() for n in kinds.values()
+        ),
+    )
+    (out / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n")
+    return manifest
+
+
+def _generate_tables(
+    con: duckdb.DuckDBPyConnection, spec: DomainSpec, scale: float, seed: int, chunk_rows: int,
+    report: ProgressFn,
+) -> dict[str, int]:  # fmt: skip
+    calendars: dict[tuple[str, date, date], tuple[str, str]] = {}
+
+    def calendar(name: str, start: date, end: date) -> tuple[str, str]:
+        key = (name, start, end)
+        if key not in calendars:
+            label = f"{name}_{start:%Y%m%d}_{end:%Y%m%d}"
+            calendars[key] = register_calendar(con, label, spec.calendars[name], start, end)
+        return calendars[key]
+
+    def pool(gen: FakerGen, table: str, column: str) -> str:
+        return register_pool(con, gen, seed, table, column)
+
+    ctx = BuildContext(spec, seed, scale, pool, calendar)
+    estimates = estimated_rows(spec, scale)
+    for table in spec.generation_order():
+        total = estimates[table.name]
+
+        def chunk_done(n: int, name: str = table.name, total: int = total) -> None:
+            report(ProgressEvent(stage="generate", table=name, rows=n, total_rows=total))
+
+        if table.scd:
+            rows = build_scd_table(con, table, ctx, chunk_rows, chunk_done)
+        elif table.derived_sql:
+            rows = build_derived_table(con, table)
+            chunk_done(rows)
+        else:
+            rows = table.row_count(scale)
+            build_plain_table(con, table, ctx, rows, chunk_rows, chunk_done)
+        ctx.parent_rows[table.name] = rows
+    return dict(ctx.parent_rows)
+
+
+def _stress_and_export(
+    con: duckdb.DuckDBPyConnection, spec: DomainSpec, seed: int, out: Path,
+    counts: dict[str, int], report: ProgressFn,
+) -> dict[str, TableSummary]:  # fmt: skip
+    parquet_dir = out / PARQUET_DIR
+    parquet_dir.mkdir()
+    tables: dict[str, TableSummary] = {}
+    for table in spec.tables:
+        target = f"wh.raw.{table.name}"
+        stress_table(con, spec, table, seed, target)
+        con.execute(f"DROP TABLE _gen.{table.name}") if not _is_parent(spec, table.name) else None
+        path = parquet_dir / f"{table.name}.parquet"
+        con.execute(f"COPY {target} TO '{path}' (FORMAT parquet, COMPRESSION zstd)")
+        ncols = len(con.execute(f"DESCRIBE {target}").fetchall())
+        tables[table.name] = TableSummary(
+            rows=counts[table.name],
+            columns=ncols,
+            parquet_sha256=_sha256(path),
+            parquet_bytes=path.stat().st_size,
+        )
+        report(ProgressEvent(stage="stress", table=table.name, rows=counts[table.name],
+                             total_rows=counts[table.name]))  # fmt: skip
+    return tables
+
+
+def _is_parent(spec: DomainSpec, name: str) -> bool:
+    return any(name in spec.parents_of(t) for t in spec.tables)
+
+
+def _anomaly_counts(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, dict[str, int]]]:
+    rows = con.execute(
+        "SELECT table_name, coalesce(column_name, ''), kind, count(*) FROM _meta.anomalies "
+        "GROUP BY ALL ORDER BY ALL"
+    ).fetchall()
+    result: dict[str, dict[str, dict[str, int]]] = {}
+    for table, column, kind, n in rows:
+        result.setdefault(table, {}).setdefault(column, {})[kind] = int(n)
+    return result
+
+
+def read_manifest(dataset_dir: Path) -> GenerationManifest:
+    return GenerationManifest.model_validate(json.loads((dataset_dir / MANIFEST).read_text()))

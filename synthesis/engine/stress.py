@@ -1,0 +1,152 @@
+"""The stress pass: clean ``_gen`` tables -> published ``raw`` tables plus the anomaly manifest.
+
+Stressors on one column share one uniform draw and occupy disjoint intervals of it, so a row is
+touched by at most one of them and every touched row is recorded exactly once. A stressor only
+counts rows where it changes something (a NULL cannot go missing, zero cannot be an outlier).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+
+from synthesis.engine.random import Streams
+from synthesis.engine.sql import literal, quote, value_map_case
+from synthesis.spec.models import DomainSpec, Table
+from synthesis.spec.stressors import (
+    CurrencyConflict,
+    DuplicateCurrent,
+    KeyDrift,
+    MissingValues,
+    Outliers,
+    Stressor,
+    TimezoneMismatch,
+    TypeCoercion,
+)
+
+MANIFEST_COLUMNS = (
+    "table_name VARCHAR, column_name VARCHAR, row_key VARCHAR, kind VARCHAR, detail VARCHAR"
+)
+
+
+@dataclass
+class _Applied:
+    predicate: str  # rows touched
+    value: str  # the stressed value
+    detail: str  # SQL text for the manifest's detail column
+
+
+def _column_stressors(spec: DomainSpec, table: Table) -> dict[str, list[Stressor]]:
+    out: dict[str, list[Stressor]] = {}
+    for s in spec.stressors:
+        if s.table == table.name and not isinstance(s, DuplicateCurrent):
+            out.setdefault(s.column, []).append(s)
+    return out
+
+
+def _apply(spec: DomainSpec, table: Table, s: Stressor, interval: str, seed: int) -> _Applied:
+    assert not isinstance(s, DuplicateCurrent)
+    x = quote(s.column)
+    if isinstance(s, MissingValues):
+        return _Applied(f"{x} IS NOT NULL AND {interval}", "NULL", "'set to NULL'")
+    if isinstance(s, Outliers):
+        return _Applied(
+            f"{x} IS NOT NULL AND {x} <> 0 AND {interval}",
+            f"{x} * {s.factor!r}",
+            f"'x{s.factor:g} from ' || CAST({x} AS VARCHAR)",
+        )
+    if isinstance(s, TypeCoercion):
+        rendered = (
+            f"CASE WHEN abs({x}) >= 1000 THEN format('{{:,.2f}}', CAST({x} AS DOUBLE)) "
+            f"ELSE printf('%.2f', CAST({x} AS DOUBLE)) || {literal(' ' + s.unit)} END"
+        )
+        return _Applied(f"{x} IS NOT NULL AND {interval}", rendered, "'rendered as text'")
+    if isinstance(s, CurrencyConflict):
+        codes = s.codes
+        pick = Streams(seed, table.name, s.column).index(len(codes) - 1, "_currency_pick")
+        items = "[" + ", ".join(literal(c) for c in codes) + "]"
+        # Index over the codes minus the original one: never returns the original code.
+        pos = f"coalesce(list_position({items}, {x}), {len(codes)})"
+        other = f"{items}[CASE WHEN {pick} + 1 >= {pos} THEN {pick} + 2 ELSE {pick} + 1 END]"
+        return _Applied(f"{x} IS NOT NULL AND {interval}", other, f"'was ' || {x}")
+    if isinstance(s, TimezoneMismatch):
+        lookup = spec.lookups[s.offset_lookup]
+        mapping = dict(
+            zip(lookup.values(lookup.columns[0]), lookup.values(s.offset_value), strict=True)
+        )
+        offset = f"CAST({value_map_case(quote(s.offset_via), mapping)} AS INTEGER)"
+        return _Applied(
+            f"{x} IS NOT NULL AND coalesce({offset}, 0) <> 0 AND {interval}",
+            f"{x} + to_hours({offset})",
+            f"'shifted ' || CAST({offset} AS VARCHAR) || 'h to local time'",
+        )
+    if isinstance(s, KeyDrift):
+        style = Streams(seed, table.name, s.column).u("_drift_style")
+        drifted = f"CASE WHEN {style} < 0.5 THEN {x} || ' ' ELSE lower({x}) END"
+        detail = f"CASE WHEN {style} < 0.5 THEN 'trailing space' ELSE 'lower-cased' END"
+        return _Applied(f"{x} IS NOT NULL AND {x} <> lower({x}) AND {interval}", drifted, detail)
+    raise TypeError(f"unhandled stressor {s.kind}")
+
+
+def stress_table(
+    con: duckdb.DuckDBPyConnection, spec: DomainSpec, table: Table, seed: int, target: str
+) -> None:
+    """Writes ``target`` (the raw table) from ``_gen.<table>`` and appends to ``_meta.anomalies``."""
+    source = f"_gen.{quote(table.name)}"
+    key = f"CAST({quote(table.primary_key)} AS VARCHAR)"
+    projections: dict[str, str] = {}
+    for column, stressors in _column_stressors(spec, table).items():
+        u = Streams(seed, table.name, column).u("_stress")
+        cases, start = [], 0.0
+        for s in stressors:
+            interval = f"({u} >= {start!r} AND {u} < {start + s.rate!r})"
+            start += s.rate
+            applied = _apply(spec, table, s, interval, seed)
+            cases.append(f"WHEN {applied.predicate} THEN {applied.value}")
+            con.execute(
+                f"INSERT INTO _meta.anomalies SELECT {literal(table.name)}, {literal(column)}, "
+                f"{key}, {literal(s.kind)}, {applied.detail} FROM {source} "
+                f"WHERE {applied.predicate}"
+            )
+        clean = quote(column)
+        if any(isinstance(s, TypeCoercion) for s in stressors):
+            clean = f"CAST({clean} AS VARCHAR)"
+        projections[column] = f"CASE {' '.join(cases)} ELSE {clean} END"
+    projections |= _duplicate_current(con, spec, table, seed, source, key)
+    names = [c.name for c in table.columns]
+    if table.scd:
+        rest = [n for n in names if n != table.primary_key]
+        names = [
+            table.primary_key,
+            table.scd.entity_key,
+            *rest,
+            "valid_from",
+            "valid_to",
+            "is_current",
+        ]
+    select = ", ".join(f"{projections.get(n, quote(n))} AS {quote(n)}" for n in names)
+    con.execute(f"CREATE TABLE {target} AS SELECT {select} FROM {source} ORDER BY _rid")
+
+
+def _duplicate_current(
+    con: duckdb.DuckDBPyConnection, spec: DomainSpec, table: Table, seed: int, source: str,
+    key: str,
+) -> dict[str, str]:  # fmt: skip
+    dup = next(
+        (s for s in spec.stressors if isinstance(s, DuplicateCurrent) and s.table == table.name),
+        None,
+    )
+    if dup is None:
+        return {}
+    u = Streams(seed, table.name, "_duplicate_current", "_entity_rid").u()
+    predicate = f"(_versions >= 2 AND _version = _versions - 2 AND {u} < {dup.rate!r})"
+    con.execute(
+        f"INSERT INTO _meta.anomalies SELECT {literal(table.name)}, NULL, {key}, "
+        f"'duplicate_current', 'previous version still flagged current' FROM {source} "
+        f"WHERE {predicate}"
+    )
+    return {
+        "is_current": f"CASE WHEN {predicate} THEN TRUE ELSE is_current END",
+        "valid_to": f"CASE WHEN {predicate} THEN NULL ELSE valid_to END",
+    }
