@@ -58,6 +58,9 @@ class Target(BaseModel):
 def prepare_target(out: str) -> Target:
     """Checks the destination before any data is written and picks a staging folder."""
     if out.startswith("s3://"):
+        bucket_and_prefix = out.removeprefix("s3://").strip("/")
+        if "/" not in bucket_and_prefix:
+            raise DatasetError(f"output {out}: give a prefix under the bucket (s3://bucket/name)")
         staging = Path(tempfile.mkdtemp(prefix="benchforge-dataset-"))
         return Target(out=out.rstrip("/"), staging=staging / "data", is_s3=True)
     dest = Path(out).expanduser().resolve()
@@ -105,11 +108,13 @@ def publish(target: Target, settings: BenchforgeSettings | None = None) -> str:
     if not (target.staging / RECORD).exists():
         raise DatasetError("refusing to publish a dataset without its record")
     if target.is_s3:
-        store = open_store(target.out, settings)
-        if store.exists(RECORD):
-            store.delete(RECORD)  # the old dataset stops looking complete first
-        store.delete_prefix("")
-        store.put_dir("", target.staging, marker=RECORD)
+        parent, _, name = target.out.rpartition("/")
+        store = open_store(parent, settings)
+        record_key = f"{name}/{RECORD}"
+        if store.exists(record_key):
+            store.delete(record_key)  # the old dataset stops looking complete first
+            store.delete_prefix(name)
+        store.put_dir(name, target.staging, marker=RECORD)
         shutil.rmtree(target.staging.parent, ignore_errors=True)
         return target.out
     dest = Path(target.out)

@@ -255,7 +255,7 @@ def generator_dependencies(table: Table, column: Column) -> set[str]:
     return deps
 
 
-def _check_references(spec: DomainSpec) -> list[tuple[str, str]]:  # noqa: C901
+def _check_references(spec: DomainSpec) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     tables = spec.table_map
     if len(tables) != len(spec.tables):
@@ -307,7 +307,7 @@ def _check_references(spec: DomainSpec) -> list[tuple[str, str]]:  # noqa: C901
     return problems
 
 
-def _check_generator(spec: DomainSpec, table: Table, col: Column) -> list[str]:  # noqa: C901
+def _check_generator(spec: DomainSpec, table: Table, col: Column) -> list[str]:
     gen = col.generator
     cols = table.column_map
     errs: list[str] = []
@@ -411,7 +411,7 @@ def _find_cycle(deps: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def _check_stressor(spec: DomainSpec, s: Stressor) -> list[tuple[str, str]]:  # noqa: C901
+def _check_stressor(spec: DomainSpec, s: Stressor) -> list[tuple[str, str]]:
     table = spec.table_map.get(s.table)
     if table is None:
         return [(".table", f"unknown table '{s.table}'")]
@@ -438,8 +438,9 @@ def _check_stressor(spec: DomainSpec, s: Stressor) -> list[tuple[str, str]]:  # 
         gen = column.generator
         if not isinstance(gen, ForeignKeyGen):
             return [(".column", "key_drift applies to foreign key columns")]
-        parent_pk = spec.table_map[gen.table].column_map[spec.table_map[gen.table].primary_key]
-        if parent_pk.type != "varchar":
+        parent = spec.table_map.get(gen.table)
+        parent_pk = parent.column_map.get(parent.primary_key) if parent else None
+        if parent_pk is not None and parent_pk.type != "varchar":
             return [(".column", f"key_drift needs a text key; {gen.table}'s key is not varchar")]
     if isinstance(s, CurrencyConflict | MissingValues) and column.type == "boolean":
         return []

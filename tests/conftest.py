@@ -1,0 +1,64 @@
+"""Shared fixtures: a real moto S3 server over loopback HTTP and per-test buckets."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from moto.server import ThreadedMotoServer
+
+_DUMMY_AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[str]:
+    """Start moto's HTTP server on 127.0.0.1 and yield its endpoint URL."""
+    saved = {name: os.environ.get(name) for name in _DUMMY_AWS_ENV}
+    os.environ.update(_DUMMY_AWS_ENV)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=_free_port(), verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@pytest.fixture
+def s3_client(s3_server: str) -> Any:
+    """A plain boto3 S3 client talking to the moto server."""
+    return boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1")
+
+
+@pytest.fixture
+def s3_bucket(s3_client: Any) -> Iterator[str]:
+    """Create a fresh bucket for one test; empty and remove it afterwards."""
+    name = f"bf-test-{uuid.uuid4().hex[:16]}"
+    s3_client.create_bucket(Bucket=name)
+    yield name
+    for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=name):
+        objects = [{"Key": obj["Key"]} for obj in page.get("Contents", [])]
+        if objects:
+            s3_client.delete_objects(Bucket=name, Delete={"Objects": objects})
+    s3_client.delete_bucket(Bucket=name)
