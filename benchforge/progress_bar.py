@@ -1,0 +1,67 @@
+"""The terminal progress bar for dataset generation (rich)."""
+
+from __future__ import annotations
+
+import sys
+from types import TracebackType
+from typing import Any
+
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+
+class DatasetProgress:
+    """Two bars: rows generated (all tables) and tables stressed + exported."""
+
+    def __init__(self, estimated_rows: dict[str, int], enabled: bool = True):
+        self.enabled = enabled and sys.stderr.isatty()
+        self.tables = len(estimated_rows)
+        self.total = max(1, sum(estimated_rows.values()))
+        self.progress = Progress(
+            TextColumn("{task.description:<28}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            disable=not self.enabled,
+            transient=False,
+        )
+        self._rows: TaskID | None = None
+        self._export: TaskID | None = None
+
+    def __enter__(self) -> DatasetProgress:
+        self.progress.start()
+        self._rows = self.progress.add_task("generating rows", total=self.total)
+        self._export = self.progress.add_task("stressing + exporting", total=self.tables)
+        return self
+
+    def update(self, event: Any) -> None:
+        stage = getattr(event, "stage", None)
+        if stage == "generate" and self._rows is not None:
+            done = self.progress.tasks[self._rows].completed + event.rows
+            self.progress.update(
+                self._rows,
+                completed=done,
+                total=max(self.total, done),
+                description=f"generating {event.table}",
+            )
+        elif stage == "stress" and self._export is not None:
+            self.progress.update(self._export, advance=1, description=f"exported {event.table}")
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None and self._rows is not None:
+            done = self.progress.tasks[self._rows].completed
+            self.progress.update(self._rows, total=done, description="rows generated")
+        self.progress.stop()
