@@ -86,6 +86,7 @@ def validate_step(spec: DomainSpec, staging: Path) -> ValidationReport:
 
 
 def write_record(target: Target, report: ValidationReport | None) -> DatasetRecord:
+    """Writes ``dataset.json`` into the staging folder: the last file of a dataset."""
     manifest: GenerationManifest = read_manifest(target.staging)
     record = DatasetRecord(
         domain=manifest.domain,

@@ -163,7 +163,7 @@ def _generate_tables(
         return calendars[key]
 
     def pool(gen: FakerGen, table: str, column: str) -> str:
-        return register_pool(con, gen, seed, table, column)
+        return register_pool(con, gen, table, column)
 
     ctx = BuildContext(spec, seed, scale, pool, calendar)
     estimates = estimated_rows(spec, scale)

@@ -1,32 +1,74 @@
-"""Faker pools: Faker runs once per (column, locale) to fill a seeded pool; rows pick by hash."""
+"""Faker pools: Faker runs once per (provider, args, locale, size) to fill a pool; rows pick by hash.
+
+Pools do not depend on the dataset seed (the seed decides which entries each row picks), so one
+pool serves every column, seed and run that asks for it: pools are cached in memory and on disk
+(``$BENCHFORGE_CACHE_DIR`` or ``~/.cache/benchforge``), keyed by everything that shapes them,
+including the Faker version.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+from functools import cache
+from pathlib import Path
+
 import duckdb
+import faker
 import pyarrow as pa
+import pyarrow.parquet as pq
 from faker import Faker
 
-from synthesis.engine.random import salt
 from synthesis.spec.generators import FakerGen
 
 
-def build_pool(gen: FakerGen, locale: str, seed: int, table: str, column: str) -> list[str]:
+def _cache_dir() -> Path:
+    root = os.environ.get("BENCHFORGE_CACHE_DIR") or Path.home() / ".cache" / "benchforge"
+    return Path(root) / "faker-pools"
+
+
+def pool_key(gen: FakerGen, locale: str) -> str:
+    shape = [faker.VERSION, gen.provider, gen.args, locale, gen.pool_size]
+    return hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+@cache
+def _build(provider: str, args_json: str, locale: str, size: int, key: str) -> tuple[str, ...]:
+    path = _cache_dir() / f"{key}.parquet"
+    if path.exists():
+        try:
+            return tuple(pq.read_table(path).column("value").to_pylist())
+        except (OSError, pa.ArrowException):
+            path.unlink(missing_ok=True)  # a damaged cache entry is rebuilt
     fake = Faker(locale)
-    fake.seed_instance(salt(seed, table, column, "pool", locale))
-    provider = getattr(fake, gen.provider)
-    return [str(provider(**gen.args)) for _ in range(gen.pool_size)]
+    fake.seed_instance(int(key[:15], 16))
+    make = getattr(fake, provider)
+    args = json.loads(args_json)
+    values = tuple(str(make(**args)) for _ in range(size))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        pq.write_table(pa.table({"value": list(values)}), tmp)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # the cache is an optimization; an unwritable home must not fail a run
+    return values
 
 
-def register_pool(
-    con: duckdb.DuckDBPyConnection, gen: FakerGen, seed: int, table: str, column: str
-) -> str:
+def build_pool(gen: FakerGen, locale: str) -> tuple[str, ...]:
+    args_json = json.dumps(gen.args, sort_keys=True, default=str)
+    return _build(gen.provider, args_json, locale, gen.pool_size, pool_key(gen, locale))
+
+
+def register_pool(con: duckdb.DuckDBPyConnection, gen: FakerGen, table: str, column: str) -> str:
     """Creates ``_pool.<table>__<column>(locale, idx, value)``; returns its name."""
     locales = gen.locales if gen.locale_from else [gen.locale]
     locs: list[str] = []
     idxs: list[int] = []
     values: list[str] = []
     for locale in locales:
-        pool = build_pool(gen, locale, seed, table, column)
+        pool = build_pool(gen, locale)
         locs += [locale] * len(pool)
         idxs += list(range(len(pool)))
         values += pool

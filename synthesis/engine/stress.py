@@ -126,7 +126,7 @@ def stress_table(
             "is_current",
         ]
     select = ", ".join(f"{projections.get(n, quote(n))} AS {quote(n)}" for n in names)
-    con.execute(f"CREATE TABLE {target} AS SELECT {select} FROM {source} ORDER BY _rid")
+    con.execute(f"CREATE TABLE {target} AS SELECT {select} FROM {source}")
 
 
 def _duplicate_current(
