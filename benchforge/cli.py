@@ -25,8 +25,10 @@ openai_api_key); see `benchforge settings`.
 """
 
 
-def _quiet_prefect() -> None:
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+def _quiet_prefect(verbose: bool) -> None:
+    """Flow logs still reach the Prefect API (and UI); the terminal shows them only with -v."""
+    if not verbose:
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
     os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
 
@@ -46,7 +48,7 @@ def _synth(args: argparse.Namespace) -> int:
                 validate=not args.no_validate, on_progress=bar.update,
             )  # fmt: skip
     else:
-        _quiet_prefect()
+        _quiet_prefect(args.verbose)
         from benchforge.progress import listening
         from flows.synthesize import synthesize
 
@@ -86,7 +88,7 @@ def _spec(args: argparse.Namespace) -> int:
 
 
 def _pipeline(args: argparse.Namespace) -> int:
-    _quiet_prefect()
+    _quiet_prefect(args.verbose)
     from flows.pipeline import pipeline
 
     result = pipeline(scale=args.scale, seed=args.seed, domains=args.domain or None)
@@ -106,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="benchforge", description=DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter
     )
+    parser.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs")
     sub = parser.add_subparsers(dest="command", required=True, metavar="STAGE")
 
     synth = sub.add_parser(

@@ -61,6 +61,8 @@ def prepare_target(out: str) -> Target:
         bucket_and_prefix = out.removeprefix("s3://").strip("/")
         if "/" not in bucket_and_prefix:
             raise DatasetError(f"output {out}: give a prefix under the bucket (s3://bucket/name)")
+        parent, _, name = out.rstrip("/").rpartition("/")
+        open_store(parent).exists(f"{name}/{RECORD}")  # fails fast on a bad bucket or endpoint
         staging = Path(tempfile.mkdtemp(prefix="benchforge-dataset-"))
         return Target(out=out.rstrip("/"), staging=staging / "data", is_s3=True)
     dest = Path(out).expanduser().resolve()

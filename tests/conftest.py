@@ -1,9 +1,14 @@
-"""Shared fixtures: a real moto S3 server over loopback HTTP and per-test buckets."""
+"""Shared fixtures: a real moto S3 server over loopback HTTP and per-test buckets.
+
+Prefect runs for real: every flow in the tests (and in CLI subprocesses) starts Prefect's
+ephemeral API server, with its database in a private PREFECT_HOME for this test session.
+"""
 
 from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +23,11 @@ _DUMMY_AWS_ENV = {
     "AWS_SESSION_TOKEN": "testing",
     "AWS_DEFAULT_REGION": "us-east-1",
 }
+
+
+os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="benchforge-test-prefect-")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
 
 
 def _free_port() -> int:

@@ -229,6 +229,12 @@ def test_scd_history_is_consistent(db: duckdb.DuckDBPyConnection) -> None:
             AND h.is_current)""",
     )
     assert no_current == 0
+    # parent copies from the entity reach every version.
+    assert one(
+        db,
+        """SELECT count(*) FROM raw.account_history h JOIN raw.accounts a USING (account_id)
+           WHERE h.account_country <> a.country""",
+    ) == 0
     # The current version agrees with the entity table.
     disagree = one(
         db,

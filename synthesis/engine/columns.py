@@ -66,9 +66,10 @@ def topological_columns(table: Table) -> list[Column]:
     done: set[str] = set()
     order: list[Column] = []
     pending = list(table.columns)
+    names = set(table.column_map)
     while pending:
         for col in pending:
-            if generator_dependencies(table, col) <= done:
+            if generator_dependencies(table, col) & names <= done:
                 order.append(col)
                 done.add(col.name)
                 pending.remove(col)
@@ -310,6 +311,8 @@ def column_steps(
     gen = col.generator
     if isinstance(gen, ForeignKeyGen):
         steps = _foreign_key_steps(table, col, gen, streams, ctx)
+    elif isinstance(gen, ParentGen) and table.scd and gen.fk == table.scd.entity_key:
+        steps = [Step({col.name: f"p.{quote('_e_' + gen.column)}"})]
     elif isinstance(gen, ParentGen):
         ref = f"p.{quote(parent_ref_column(gen.fk, gen.column))}"
         steps = [

@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 from pydantic import BaseModel
 
+from benchforge.errors import BenchforgeError
 from synthesis.engine.calendars import register_calendar
 from synthesis.engine.columns import BuildContext
 from synthesis.engine.pools import register_pool
@@ -59,6 +60,10 @@ class GenerationManifest(BaseModel):
 
 
 ProgressFn = Callable[[ProgressEvent], None]
+
+
+class GenerationError(BenchforgeError):
+    """DuckDB rejected the SQL of a table (usually an ``expression`` in the spec)."""
 
 
 def spec_fingerprint(spec: DomainSpec) -> str:
@@ -173,14 +178,18 @@ def _generate_tables(
         def chunk_done(n: int, name: str = table.name, total: int = total) -> None:
             report(ProgressEvent(stage="generate", table=name, rows=n, total_rows=total))
 
-        if table.scd:
-            rows = build_scd_table(con, table, ctx, chunk_rows, chunk_done)
-        elif table.derived_sql:
-            rows = build_derived_table(con, table)
-            chunk_done(rows)
-        else:
-            rows = table.row_count(scale)
-            build_plain_table(con, table, ctx, rows, chunk_rows, chunk_done)
+        try:
+            if table.scd:
+                rows = build_scd_table(con, table, ctx, chunk_rows, chunk_done)
+            elif table.derived_sql:
+                rows = build_derived_table(con, table)
+                chunk_done(rows)
+            else:
+                rows = table.row_count(scale)
+                build_plain_table(con, table, ctx, rows, chunk_rows, chunk_done)
+        except duckdb.Error as err:
+            first = str(err).strip().splitlines()[0]
+            raise GenerationError(f"table '{table.name}' could not be generated: {first}") from err
         ctx.parent_rows[table.name] = rows
     return dict(ctx.parent_rows)
 
@@ -194,7 +203,11 @@ def _stress_and_export(
     tables: dict[str, TableSummary] = {}
     for table in spec.tables:
         target = f"wh.raw.{table.name}"
-        stress_table(con, spec, table, seed, target)
+        try:
+            stress_table(con, spec, table, seed, target)
+        except duckdb.Error as err:
+            first = str(err).strip().splitlines()[0]
+            raise GenerationError(f"stressors of table '{table.name}' failed: {first}") from err
         con.execute(f"DROP TABLE _gen.{table.name}") if not _is_parent(spec, table.name) else None
         path = parquet_dir / f"{table.name}.parquet"
         con.execute(f"COPY {target} TO '{path}' (FORMAT parquet, COMPRESSION zstd)")

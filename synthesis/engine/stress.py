@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import duckdb
 
 from synthesis.engine.random import Streams
-from synthesis.engine.sql import literal, quote, value_map_case
+from synthesis.engine.sql import DUCKDB_TYPES, literal, quote, value_map_case
 from synthesis.spec.models import DomainSpec, Table
 from synthesis.spec.stressors import (
     CurrencyConflict,
@@ -51,9 +51,10 @@ def _apply(spec: DomainSpec, table: Table, s: Stressor, interval: str, seed: int
     if isinstance(s, MissingValues):
         return _Applied(f"{x} IS NOT NULL AND {interval}", "NULL", "'set to NULL'")
     if isinstance(s, Outliers):
+        col_type = DUCKDB_TYPES[table.column_map[s.column].type]
         return _Applied(
             f"{x} IS NOT NULL AND {x} <> 0 AND {interval}",
-            f"{x} * {s.factor!r}",
+            f"CAST({x} * {s.factor!r} AS {col_type})",
             f"'x{s.factor:g} from ' || CAST({x} AS VARCHAR)",
         )
     if isinstance(s, TypeCoercion):
@@ -75,10 +76,10 @@ def _apply(spec: DomainSpec, table: Table, s: Stressor, interval: str, seed: int
         mapping = dict(
             zip(lookup.values(lookup.columns[0]), lookup.values(s.offset_value), strict=True)
         )
-        offset = f"CAST({value_map_case(quote(s.offset_via), mapping)} AS INTEGER)"
+        offset = f"CAST({value_map_case(quote(s.offset_via), mapping)} AS DOUBLE)"
         return _Applied(
             f"{x} IS NOT NULL AND coalesce({offset}, 0) <> 0 AND {interval}",
-            f"{x} + to_hours({offset})",
+            f"{x} + to_seconds(CAST(round({offset} * 3600) AS BIGINT))",
             f"'shifted ' || CAST({offset} AS VARCHAR) || 'h to local time'",
         )
     if isinstance(s, KeyDrift):
@@ -126,7 +127,7 @@ def stress_table(
             "is_current",
         ]
     select = ", ".join(f"{projections.get(n, quote(n))} AS {quote(n)}" for n in names)
-    con.execute(f"CREATE TABLE {target} AS SELECT {select} FROM {source}")
+    con.execute(f"CREATE TABLE {target} AS SELECT {select} FROM {source} ORDER BY _rid")
 
 
 def _duplicate_current(

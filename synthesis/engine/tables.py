@@ -10,6 +10,7 @@ import duckdb
 from synthesis.engine.columns import BuildContext, Step, chain, column_steps, topological_columns
 from synthesis.engine.random import Streams
 from synthesis.engine.sql import DUCKDB_TYPES, quote
+from synthesis.spec.generators import ParentGen
 from synthesis.spec.models import Table
 
 # SCD helper columns kept in _gen (stressors need them) and dropped from raw.
@@ -86,7 +87,14 @@ def build_scd_table(
         else "1"
     )
     shared = sorted(set(entity.column_map) & set(table.column_map) - {table.primary_key})
-    entity_cols = "".join(f", e.{quote(c)} AS {quote('_e_' + c)}" for c in shared)
+    copied = {
+        c.generator.column
+        for c in table.columns
+        if isinstance(c.generator, ParentGen) and c.generator.fk == scd.entity_key
+    }
+    entity_cols = "".join(
+        f", e.{quote(c)} AS {quote('_e_' + c)}" for c in sorted(set(shared) | copied)
+    )
     base = f"_gen.{quote(table.name + '__base')}"
     con.execute(
         f"""CREATE OR REPLACE TABLE {base} AS

@@ -86,9 +86,10 @@ class ScdSpec(_Strict):
     """Makes a table a slowly changing dimension history of ``entity``.
 
     The engine adds the entity key column ``entity_key`` (FK to the entity's primary key) and
-    ``valid_from`` / ``valid_to`` / ``is_current``. Columns with a ``parent`` generator copy the
-    entity's value; on the current version every column whose name the entity also has takes the
-    entity's value, so the current row agrees with the entity table.
+    ``valid_from`` / ``valid_to`` / ``is_current``. A ``parent`` generator with
+    ``fk: <entity_key>`` copies the entity's value into every version; on the current version
+    every column whose name the entity also has takes the entity's value, so the current row
+    agrees with the entity table.
     """
 
     entity: str
@@ -316,6 +317,10 @@ def _check_generator(spec: DomainSpec, table: Table, col: Column) -> list[str]:
             errs.append(f"foreign key to unknown table '{gen.table}'")
         elif gen.table == table.name:
             errs.append("self-referencing foreign keys are not supported")
+    elif isinstance(gen, ParentGen) and table.scd and gen.fk == table.scd.entity_key:
+        entity = spec.table_map.get(table.scd.entity)
+        if entity is not None and gen.column not in entity.column_map:
+            errs.append(f"'{gen.column}' is not a column of {entity.name}")
     elif isinstance(gen, ParentGen):
         fk = cols.get(gen.fk)
         if fk is None or not isinstance(fk.generator, ForeignKeyGen):
