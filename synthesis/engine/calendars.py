@@ -41,8 +41,9 @@ def register_calendar(
     quantiles = (np.arange(BINS) + 0.5) / BINS
     day_index = np.searchsorted(cdf, quantiles, side="right") - 1
     day_index = np.clip(day_index, 0, len(days) - 1)
-    bins = pa.table({"bin": np.arange(BINS, dtype=np.int64), "day": [days[i] for i in day_index]})
-    cdf_table = pa.table({"day": days, "cdf_lo": cdf[:-1], "cdf_hi": cdf[1:]})
+    day_values = np.array(days, dtype="datetime64[D]")
+    bins = pa.table({"bin": np.arange(BINS, dtype=np.int64), "day": day_values[day_index]})
+    cdf_table = pa.table({"day": day_values, "cdf_lo": cdf[:-1], "cdf_hi": cdf[1:]})
     con.execute("CREATE SCHEMA IF NOT EXISTS _cal")
     bins_name, cdf_name = f"_cal.{name}_bins", f"_cal.{name}_cdf"
     con.register("_bins_src", bins)

@@ -167,8 +167,8 @@ def _generate_tables(
             calendars[key] = register_calendar(con, label, spec.calendars[name], start, end)
         return calendars[key]
 
-    def pool(gen: FakerGen, table: str, column: str) -> str:
-        return register_pool(con, gen, table, column)
+    def pool(gen: FakerGen, _table: str, _column: str) -> str:
+        return register_pool(con, gen)
 
     ctx = BuildContext(spec, seed, scale, pool, calendar)
     estimates = estimated_rows(spec, scale)

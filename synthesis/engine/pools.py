@@ -61,9 +61,18 @@ def build_pool(gen: FakerGen, locale: str) -> tuple[str, ...]:
     return _build(gen.provider, args_json, locale, gen.pool_size, pool_key(gen, locale))
 
 
-def register_pool(con: duckdb.DuckDBPyConnection, gen: FakerGen, table: str, column: str) -> str:
-    """Creates ``_pool.<table>__<column>(locale, idx, value)``; returns its name."""
+def register_pool(con: duckdb.DuckDBPyConnection, gen: FakerGen) -> str:
+    """Creates ``_pool.p_<key>(locale, idx, value)`` once per distinct pool; returns its name."""
     locales = gen.locales if gen.locale_from else [gen.locale]
+    key = hashlib.sha256("|".join(pool_key(gen, loc) for loc in locales).encode()).hexdigest()
+    name = f"_pool.p_{key[:24]}"
+    con.execute("CREATE SCHEMA IF NOT EXISTS _pool")
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = '_pool' AND table_name = ?",
+        [name.split(".", 1)[1]],
+    ).fetchone()
+    if exists and exists[0]:
+        return name
     locs: list[str] = []
     idxs: list[int] = []
     values: list[str] = []
@@ -72,9 +81,7 @@ def register_pool(con: duckdb.DuckDBPyConnection, gen: FakerGen, table: str, col
         locs += [locale] * len(pool)
         idxs += list(range(len(pool)))
         values += pool
-    name = f"_pool.{table}__{column}"
-    con.execute("CREATE SCHEMA IF NOT EXISTS _pool")
     con.register("_pool_src", pa.table({"locale": locs, "idx": idxs, "value": values}))
-    con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _pool_src")
+    con.execute(f"CREATE TABLE {name} AS SELECT * FROM _pool_src")
     con.unregister("_pool_src")
     return name
