@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -25,6 +26,9 @@ _DUMMY_AWS_ENV = {
 }
 
 
+# Commands run through a shell (README commands) find this interpreter's `python` and
+# `benchforge` first.
+os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])
 os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="benchforge-test-prefect-")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")

@@ -1,0 +1,112 @@
+"""Keeps the README true: every command in its code blocks is run here (or by CI itself)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def readme_commands() -> list[str]:
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", README, flags=re.S):
+        for line in block.splitlines():
+            command = line.split("  #")[0].strip()
+            if command:
+                commands.append(command)
+    return commands
+
+
+def run(command: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", command],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=1800,
+        check=False,
+    )
+
+
+def test_first_screen_gives_the_two_commands_and_ci_runs_the_test_one() -> None:
+    first_screen = "\n".join(README.splitlines()[:15])
+    assert "bash scripts/pipeline.sh" in first_screen
+    assert "bash scripts/test.sh" in first_screen
+    assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_every_readme_command_is_covered_here() -> None:
+    covered = {
+        "bash scripts/pipeline.sh",  # test_pipeline_command_runs_the_pipeline
+        "bash scripts/test.sh",  # what CI runs (.ci/run) -- it runs this very file
+        "source .venv/bin/activate",
+        "benchforge synth crm --scale 1 --seed 7 --out out/crm",
+        "benchforge synth crm --scale 0.1 --seed 7 --out s3://bucket/datasets/crm",
+        "benchforge spec list",
+        "benchforge spec validate",
+        "benchforge spec schema > domain_spec.schema.json",
+        "benchforge --help",
+        "python bench/synth.py",
+    }
+    assert set(readme_commands()) == covered
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("readme")
+
+
+def test_pipeline_command_runs_the_pipeline(workdir: Path) -> None:
+    artifacts = workdir / "artifacts"
+    result = run("bash scripts/pipeline.sh", ROOT, {"BENCHFORGE_ARTIFACT_ROOT": str(artifacts)})
+    assert result.returncode == 0, result.stderr[-4000:]
+    for domain in ("crm", "ads", "enterprise"):
+        record = artifacts / "datasets" / domain / "scale-1" / "seed-7" / "dataset.json"
+        assert json.loads(record.read_text())["validation_success"] is True, domain
+        assert domain in result.stdout
+
+
+def test_synth_commands(workdir: Path, s3_server: str, s3_bucket: str) -> None:
+    local = run("benchforge synth crm --scale 1 --seed 7 --out out/crm", workdir)
+    assert local.returncode == 0, local.stderr[-3000:]
+    assert (workdir / "out" / "crm" / "dataset.json").is_file()
+    s3 = run(
+        f"benchforge synth crm --scale 0.1 --seed 7 --out s3://{s3_bucket}/datasets/crm",
+        workdir,
+        {"BENCHFORGE_S3_ENDPOINT_URL": s3_server},
+    )
+    assert s3.returncode == 0, s3.stderr[-3000:]
+    assert f"s3://{s3_bucket}/datasets/crm" in s3.stdout
+
+
+def test_spec_and_help_commands(workdir: Path) -> None:
+    listed = run("benchforge spec list", workdir)
+    assert {"crm", "ads", "enterprise"} <= {line.split()[0] for line in listed.stdout.splitlines()}
+    validated = run("benchforge spec validate", workdir)
+    assert validated.returncode == 0 and validated.stdout.count("ok ") == len(
+        listed.stdout.splitlines()
+    )
+    schema = run("benchforge spec schema > domain_spec.schema.json", workdir)
+    assert schema.returncode == 0
+    assert json.loads((workdir / "domain_spec.schema.json").read_text())["title"] == "DomainSpec"
+    helped = run("benchforge --help", workdir)
+    assert helped.returncode == 0 and "synth" in helped.stdout
+
+
+def test_bench_command_prints_its_figures(workdir: Path) -> None:
+    # The README runs it at full size (scale 10); here the same script at a small scale.
+    result = run(
+        "python bench/synth.py --scale 0.2 --small-scale 0.05 --faker-sample 300", ROOT
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    for figure in ("engine", "DuckDB-native floor", "Faker row by row", "peak RSS"):
+        assert figure in result.stdout
+    assert re.search(r"engine / DuckDB floor\s+[0-9.]+", result.stdout)
