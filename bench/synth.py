@@ -23,7 +23,8 @@ import sys
 import tempfile
 import time
 from collections import OrderedDict
-from datetime import datetime, time as dtime
+from datetime import datetime
+from datetime import time as dtime
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,7 @@ class FakerRowGenerator:
         self.spec, self.rows = spec, rows
         self.samples: dict[str, list[dict[str, Any]]] = {}
 
-    def value(self, gen: Any, row: dict[str, Any], i: int) -> Any:  # noqa: C901
+    def value(self, gen: Any, row: dict[str, Any], i: int) -> Any:
         f, r = self.fake, self.rnd
         if isinstance(gen, g.SequenceGen):
             n = gen.start + gen.step * i
@@ -96,7 +97,9 @@ class FakerRowGenerator:
             loc = row.get(gen.locale_from) if gen.locale_from else gen.locale
             return getattr(f[loc] if loc in f.locales else f["en_US"], gen.provider)(**gen.args)
         if isinstance(gen, g.UniformGen):
-            return f.pyfloat(min_value=gen.low, max_value=gen.high) if gen.high > gen.low else gen.low
+            return (
+                f.pyfloat(min_value=gen.low, max_value=gen.high) if gen.high > gen.low else gen.low
+            )
         if isinstance(gen, g.NormalGen):
             return r.gauss(gen.mean, gen.std)
         if isinstance(gen, g.LognormalGen):
@@ -163,7 +166,9 @@ FLOOR_SQL = {
     "integer": "CAST(hash(range + {k}) % 1000 AS INTEGER)",
     "double": "random() * 1000",
     "date": "DATE '2020-01-01' + CAST(hash(range + {k}) % 1500 AS INTEGER)",
-    "timestamp": "TIMESTAMP '2020-01-01' + to_seconds(CAST(hash(range + {k}) % 100000000 AS BIGINT))",
+    "timestamp": (
+        "TIMESTAMP '2020-01-01' + to_seconds(CAST(hash(range + {k}) % 100000000 AS BIGINT))"
+    ),
     "boolean": "random() < 0.5",
 }
 
@@ -184,15 +189,22 @@ def duckdb_floor(spec: DomainSpec, rows: dict[str, int], out: Path) -> tuple[int
         select = ", ".join(
             FLOOR_SQL[ty].format(k=7919 * i) + f' AS "{name}"' for i, (name, ty) in enumerate(cols)
         )
-        con.execute(f"CREATE TABLE raw.{table.name} AS SELECT {select} FROM range({rows[table.name]})")
-        con.execute(f"COPY raw.{table.name} TO '{out / table.name}.parquet' (FORMAT parquet, COMPRESSION zstd)")  # noqa: E501
+        con.execute(
+            f"CREATE TABLE raw.{table.name} AS SELECT {select} FROM range({rows[table.name]})"
+        )
+        con.execute(
+            f"COPY raw.{table.name} TO '{out / table.name}.parquet' "
+            "(FORMAT parquet, COMPRESSION zstd)"
+        )
         total += rows[table.name]
     con.close()
     return total, time.perf_counter() - t0
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("--scale", type=float, default=10.0, help="throughput + RSS scale (>= 5)")
     parser.add_argument("--small-scale", type=float, default=1.0, help="RSS baseline scale")
     parser.add_argument("--faker-sample", type=int, default=6000, help="rows made by Faker")
@@ -209,8 +221,10 @@ def main() -> None:
     spec = load_domain("crm")
     print(f"bench/synth.py: crm domain, {len(spec.tables)} tables; work folder {work}")
     small = run_child(args.small_scale, work / "small")
-    print(f"scale {args.small_scale:g}:  {small['rows']:>11,.0f} rows in {small['seconds']:6.1f} s  "
-          f"peak RSS {small['rss_mb']:7.1f} MB  (Faker pools {small['pool_seconds']:.1f} s)")  # fmt: skip
+    print(
+        f"scale {args.small_scale:g}:  {small['rows']:>11,.0f} rows in {small['seconds']:6.1f} s"
+        f"  peak RSS {small['rss_mb']:7.1f} MB  (Faker pools {small['pool_seconds']:.1f} s)"
+    )
     big = run_child(args.scale, work / "big")
     engine_rate = big["rows"] / big["seconds"]
     print(f"scale {args.scale:g}: {big['rows']:>11,.0f} rows in {big['seconds']:6.1f} s  "

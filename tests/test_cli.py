@@ -67,7 +67,9 @@ def test_synth_crm_scale1_writes_a_complete_dataset(crm_scale1: Path) -> None:
         "SELECT table_name FROM duckdb_tables() WHERE database_name = 'wh' AND schema_name = 'raw'"
     ).fetchall()}  # fmt: skip
     assert tables == {t.name for t in spec.tables}
-    total = sum(json.loads((out / "manifest.json").read_text())["tables"][t]["rows"] for t in tables)
+    total = sum(
+        json.loads((out / "manifest.json").read_text())["tables"][t]["rows"] for t in tables
+    )
     assert 900_000 < total < 1_200_000
 
 

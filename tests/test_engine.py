@@ -39,18 +39,22 @@ def one(con: duckdb.DuckDBPyConnection, sql: str) -> int:
     return int(row[0])
 
 
-def manifest_count(con: duckdb.DuckDBPyConnection, table: str, column: str | None, kind: str) -> int:
+def manifest_count(
+    con: duckdb.DuckDBPyConnection, table: str, column: str | None, kind: str
+) -> int:
     col = "column_name IS NULL" if column is None else f"column_name = '{column}'"
     return one(
         con,
-        f"SELECT count(*) FROM anomalies WHERE table_name = '{table}' AND {col} AND kind = '{kind}'",
+        f"SELECT count(*) FROM anomalies WHERE table_name = '{table}' AND {col} "
+        f"AND kind = '{kind}'",
     )
 
 
 def test_outputs_and_row_counts(dataset: Path, db: duckdb.DuckDBPyConnection) -> None:
     manifest = read_manifest(dataset)
     assert {p.name for p in (dataset / "parquet").iterdir()} == {
-        f"{t}.parquet" for t in ["users", "accounts", "contacts", "opportunities", "account_history"]
+        f"{t}.parquet"
+        for t in ["users", "accounts", "contacts", "opportunities", "account_history"]
     }
     assert {t: s.rows for t, s in manifest.tables.items() if t != "account_history"} == {
         "users": 50,
@@ -61,7 +65,12 @@ def test_outputs_and_row_counts(dataset: Path, db: duckdb.DuckDBPyConnection) ->
     # SCD: versions per entity have mean 2.5, capped at 6.
     assert 2000 * 2.2 < manifest.tables["account_history"].rows < 2000 * 2.8
     assert one(db, "SELECT count(*) FROM raw.accounts") == 2000
-    schemas = {r[0] for r in db.execute("SELECT schema_name FROM duckdb_schemas() WHERE database_name = 'wh'").fetchall()}
+    schemas = {
+        r[0]
+        for r in db.execute(
+            "SELECT schema_name FROM duckdb_schemas() WHERE database_name = 'wh'"
+        ).fetchall()
+    }
     assert "_gen" not in schemas and "raw" in schemas
     assert not (dataset / "_work.duckdb").exists()
     assert manifest.anomaly_total == one(db, "SELECT count(*) FROM anomalies")
@@ -111,7 +120,8 @@ def test_manifest_counts_equal_anomalies_in_data(db: duckdb.DuckDBPyConnection) 
     assert nulls == manifest_count(db, "contacts", "last_name", "missing_values") > 100
     coerced = one(
         db,
-        "SELECT count(*) FROM raw.accounts WHERE NOT regexp_full_match(annual_revenue, '-?[0-9.e+]+')",
+        "SELECT count(*) FROM raw.accounts "
+        "WHERE NOT regexp_full_match(annual_revenue, '-?[0-9.e+]+')",
     )
     assert coerced == manifest_count(db, "accounts", "annual_revenue", "type_coercion") > 50
     double_current = one(
@@ -165,7 +175,8 @@ def test_conditional_links_and_parent_copies(db: duckdb.DuckDBPyConnection) -> N
     bad = one(
         db,
         """SELECT count(*) FROM raw.accounts WHERE (country, currency) NOT IN
-           (VALUES ('US','USD'),('GB','GBP'),('DE','EUR'),('FR','EUR'),('JP','JPY'),('BR','BRL'))""",
+           (VALUES ('US', 'USD'), ('GB', 'GBP'), ('DE', 'EUR'), ('FR', 'EUR'),
+                   ('JP', 'JPY'), ('BR', 'BRL'))""",
     )
     assert bad == 0
     owners = one(
@@ -185,11 +196,14 @@ def test_conditional_links_and_parent_copies(db: duckdb.DuckDBPyConnection) -> N
 
 
 def test_time_is_coherent_and_seasonal(db: duckdb.DuckDBPyConnection) -> None:
-    assert one(
-        db,
-        """SELECT count(*) FROM raw.contacts c JOIN raw.accounts a USING (account_id)
+    assert (
+        one(
+            db,
+            """SELECT count(*) FROM raw.contacts c JOIN raw.accounts a USING (account_id)
            WHERE c.created_at < a.created_at""",
-    ) == 0
+        )
+        == 0
+    )
     lag = db.execute(
         """SELECT min(close_date - CAST(created_at AS DATE)),
                   max(close_date - CAST(created_at AS DATE)) FROM raw.opportunities
@@ -230,11 +244,14 @@ def test_scd_history_is_consistent(db: duckdb.DuckDBPyConnection) -> None:
     )
     assert no_current == 0
     # parent copies from the entity reach every version.
-    assert one(
-        db,
-        """SELECT count(*) FROM raw.account_history h JOIN raw.accounts a USING (account_id)
+    assert (
+        one(
+            db,
+            """SELECT count(*) FROM raw.account_history h JOIN raw.accounts a USING (account_id)
            WHERE h.account_country <> a.country""",
-    ) == 0
+        )
+        == 0
+    )
     # The current version agrees with the entity table.
     disagree = one(
         db,
@@ -248,9 +265,7 @@ def test_scd_history_is_consistent(db: duckdb.DuckDBPyConnection) -> None:
 
 def test_distributions_follow_the_spec(db: duckdb.DuckDBPyConnection) -> None:
     shares = dict(
-        db.execute(
-            "SELECT industry, count(*) / 2000.0 FROM raw.accounts GROUP BY 1"
-        ).fetchall()
+        db.execute("SELECT industry, count(*) / 2000.0 FROM raw.accounts GROUP BY 1").fetchall()
     )
     for industry, expected in {"Technology": 0.4, "Retail": 0.3, "Finance": 0.2}.items():
         assert abs(shares[industry] - expected) < 0.04, industry
@@ -260,7 +275,8 @@ def test_distributions_follow_the_spec(db: duckdb.DuckDBPyConnection) -> None:
     assert 300 < website_null < 500  # null_rate 0.2 of 2000
     # Zipf fan-out (s=1.0 over 50 users) is heavy-tailed; Poisson fan-out is not.
     top_owner_share = one(
-        db, "SELECT max(n) * 1000 / 2000 FROM (SELECT count(*) n FROM raw.accounts GROUP BY owner_id)"
+        db,
+        "SELECT max(n) * 1000 / 2000 FROM (SELECT count(*) n FROM raw.accounts GROUP BY owner_id)",
     )
     assert top_owner_share > 150  # > 15% of accounts on one user
     max_contacts = one(

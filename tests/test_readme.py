@@ -24,7 +24,9 @@ def readme_commands() -> list[str]:
     return commands
 
 
-def run(command: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    command: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", "-c", command],
         cwd=cwd,
@@ -103,9 +105,7 @@ def test_spec_and_help_commands(workdir: Path) -> None:
 
 def test_bench_command_prints_its_figures(workdir: Path) -> None:
     # The README runs it at full size (scale 10); here the same script at a small scale.
-    result = run(
-        "python bench/synth.py --scale 0.2 --small-scale 0.05 --faker-sample 300", ROOT
-    )
+    result = run("python bench/synth.py --scale 0.2 --small-scale 0.05 --faker-sample 300", ROOT)
     assert result.returncode == 0, result.stderr[-3000:]
     for figure in ("engine", "DuckDB-native floor", "Faker row by row", "peak RSS"):
         assert figure in result.stdout

@@ -108,7 +108,7 @@ def test_bad_yaml_and_missing_file(tmp_path: Path) -> None:
     path.write_text("domain: x\ntables: [\n")
     with pytest.raises(SpecError, match=r"bad\.yaml: line"):
         load_spec(path)
-    with pytest.raises(SpecError, match="nope.yaml"):
+    with pytest.raises(SpecError, match=r"nope\.yaml"):
         load_spec(tmp_path / "nope.yaml")
 
 

@@ -1,4 +1,4 @@
-"""Faker pools: Faker runs once per (provider, args, locale, size) to fill a pool; rows pick by hash.
+"""Faker pools: Faker runs once per (provider, args, locale, size); rows pick from pools by hash.
 
 Pools do not depend on the dataset seed (the seed decides which entries each row picks), so one
 pool serves every column, seed and run that asks for it: pools are cached in memory and on disk

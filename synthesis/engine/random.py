@@ -20,7 +20,8 @@ def salt(seed: int, *parts: str | int) -> int:
 
 def uniform_sql(salt_value: int, row_expr: str = "_rid") -> str:
     """SQL for a uniform double in [0, 1) with 53 random bits."""
-    return f"((hash(CAST({row_expr} AS UBIGINT) + {salt_value}::UBIGINT) >> 11)::DOUBLE * {_TWO_POW_MINUS_53})"
+    hashed = f"hash(CAST({row_expr} AS UBIGINT) + {salt_value}::UBIGINT)"
+    return f"(({hashed} >> 11)::DOUBLE * {_TWO_POW_MINUS_53})"
 
 
 def index_sql(salt_value: int, n: int, row_expr: str = "_rid") -> str:

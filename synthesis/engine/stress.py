@@ -93,7 +93,7 @@ def _apply(spec: DomainSpec, table: Table, s: Stressor, interval: str, seed: int
 def stress_table(
     con: duckdb.DuckDBPyConnection, spec: DomainSpec, table: Table, seed: int, target: str
 ) -> None:
-    """Writes ``target`` (the raw table) from ``_gen.<table>`` and appends to ``_meta.anomalies``."""
+    """Writes ``target`` (the raw table) from ``_gen.<table>``; appends to ``_meta.anomalies``."""
     source = f"_gen.{quote(table.name)}"
     key = f"CAST({quote(table.primary_key)} AS VARCHAR)"
     projections: dict[str, str] = {}

@@ -134,13 +134,15 @@ def _validity_columns(table: Table, ctx: BuildContext, cal_end: object) -> dict[
 
     def start_of(version: str) -> str:
         jitter = Streams(ctx.seed, table.name, "_valid_from", f"p._entity_rid * 64 + {version}")
-        days = f"({version} * {gap} + CASE WHEN {version} = 0 THEN 0 ELSE {jitter.u()} * {gap} * 0.5 END)"
+        jitter_days = f"CASE WHEN {version} = 0 THEN 0 ELSE {jitter.u()} * {gap} * 0.5 END"
+        days = f"({version} * {gap} + {jitter_days})"
         return f"(p._start + to_seconds(CAST(floor({days} * 86400) AS BIGINT)))"
 
     return {
         "valid_from": start_of("p._version"),
         "valid_to": (
-            f"CASE WHEN p._version = p._versions - 1 THEN NULL ELSE {start_of('(p._version + 1)')} END"
+            "CASE WHEN p._version = p._versions - 1 THEN NULL "
+            f"ELSE {start_of('(p._version + 1)')} END"
         ),
         "is_current": "(p._version = p._versions - 1)",
     }
