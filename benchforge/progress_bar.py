@@ -39,7 +39,7 @@ class DatasetProgress:
     def __enter__(self) -> DatasetProgress:
         self.progress.start()
         self._rows = self.progress.add_task("generating rows", total=self.total)
-        self._export = self.progress.add_task("stressing + exporting", total=self.tables)
+        self._export = self.progress.add_task("exporting Parquet", total=self.tables)
         return self
 
     def update(self, event: Any) -> None:
@@ -52,7 +52,7 @@ class DatasetProgress:
                 total=max(self.total, done),
                 description=f"generating {event.table}",
             )
-        elif stage == "stress" and self._export is not None:
+        elif stage == "export" and self._export is not None:
             self.progress.update(self._export, advance=1, description=f"exported {event.table}")
 
     def __exit__(

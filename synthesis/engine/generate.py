@@ -16,10 +16,17 @@ from benchforge.errors import BenchforgeError
 from synthesis.engine.calendars import register_calendar
 from synthesis.engine.columns import BuildContext
 from synthesis.engine.pools import register_pool
-from synthesis.engine.stress import MANIFEST_COLUMNS, stress_table
-from synthesis.engine.tables import build_derived_table, build_plain_table, build_scd_table
+from synthesis.engine.sql import quote
+from synthesis.engine.stress import MANIFEST_COLUMNS, stress_plan
+from synthesis.engine.tables import (
+    build_derived_table,
+    drop_scd_base,
+    materialize,
+    plain_table_query,
+    scd_table_query,
+)
 from synthesis.spec.generators import FakerGen
-from synthesis.spec.models import DomainSpec
+from synthesis.spec.models import DomainSpec, Table
 
 WAREHOUSE = "warehouse.duckdb"
 PARQUET_DIR = "parquet"
@@ -28,7 +35,7 @@ MANIFEST = "manifest.json"
 
 
 class ProgressEvent(BaseModel):
-    stage: str  # "generate" | "stress" | "parquet"
+    stage: str  # "generate" | "export"
     table: str
     rows: int  # rows finished by this event
     total_rows: int  # rows expected in this stage (estimate for SCD tables)
@@ -125,7 +132,7 @@ def generate_dataset(
         con.execute("CREATE SCHEMA _gen; CREATE SCHEMA _meta; CREATE SCHEMA wh.raw")
         con.execute(f"CREATE TABLE _meta.anomalies ({MANIFEST_COLUMNS})")
         counts = _generate_tables(con, spec, scale, seed, chunk_rows, report)
-        tables = _stress_and_export(con, spec, seed, out, counts, report)
+        tables = _export(con, spec, out, counts, report)
         con.execute(
             f"COPY (SELECT * FROM _meta.anomalies ORDER BY table_name, column_name, kind, row_key)"
             f" TO '{out / ANOMALIES}' (FORMAT parquet, COMPRESSION zstd)"
@@ -158,6 +165,12 @@ def _generate_tables(
     con: duckdb.DuckDBPyConnection, spec: DomainSpec, scale: float, seed: int, chunk_rows: int,
     report: ProgressFn,
 ) -> dict[str, int]:  # fmt: skip
+    """Generates every table in FK order straight into ``wh.raw`` (stressed) and the manifest.
+
+    Only tables that other tables read (parents, SCD entities, inputs of derived SQL) are also
+    kept clean in ``_gen``; leaf tables go from the generating query to ``raw`` directly, the
+    query being run a second time (cheap: no I/O) to list the rows their stressors touched.
+    """
     calendars: dict[tuple[str, date, date], tuple[str, str]] = {}
 
     def calendar(name: str, start: date, end: date) -> tuple[str, str]:
@@ -172,6 +185,7 @@ def _generate_tables(
 
     ctx = BuildContext(spec, seed, scale, pool, calendar)
     estimates = estimated_rows(spec, scale)
+    read_by_others = {p for t in spec.tables for p in spec.parents_of(t)}
     for table in spec.generation_order():
         total = estimates[table.name]
 
@@ -179,14 +193,8 @@ def _generate_tables(
             report(ProgressEvent(stage="generate", table=name, rows=n, total_rows=total))
 
         try:
-            if table.scd:
-                rows = build_scd_table(con, table, ctx, chunk_rows, chunk_done)
-            elif table.derived_sql:
-                rows = build_derived_table(con, table)
-                chunk_done(rows)
-            else:
-                rows = table.row_count(scale)
-                build_plain_table(con, table, ctx, rows, chunk_rows, chunk_done)
+            rows = _build_table(con, spec, table, ctx, chunk_rows, chunk_done,
+                                keep_clean=table.name in read_by_others)  # fmt: skip
         except duckdb.Error as err:
             first = str(err).strip().splitlines()[0]
             raise GenerationError(f"table '{table.name}' could not be generated: {first}") from err
@@ -194,21 +202,51 @@ def _generate_tables(
     return dict(ctx.parent_rows)
 
 
-def _stress_and_export(
-    con: duckdb.DuckDBPyConnection, spec: DomainSpec, seed: int, out: Path,
-    counts: dict[str, int], report: ProgressFn,
+def _build_table(
+    con: duckdb.DuckDBPyConnection, spec: DomainSpec, table: Table, ctx: BuildContext,
+    chunk_rows: int, chunk_done: Callable[[int], None], keep_clean: bool,
+) -> int:  # fmt: skip
+    plan = stress_plan(spec, table, ctx.seed)
+    clean = f"_gen.{quote(table.name)}"
+    raw = f"wh.raw.{quote(table.name)}"
+    if table.derived_sql:
+        rows = build_derived_table(con, table)
+        chunk_done(rows)
+        query = None
+    elif table.scd:
+        query, rows = scd_table_query(con, table, ctx)
+    else:
+        query, rows = plain_table_query(table, ctx), table.row_count(ctx.scale)
+    if query is not None and keep_clean:
+        materialize(con, clean, query, rows, chunk_rows, chunk_done)
+    if query is None or keep_clean:
+        con.execute(f"CREATE TABLE {raw} AS {plan.raw_sql(clean)}")
+        manifest = plan.manifest_sql(f"SELECT * FROM {clean}")
+        if manifest:
+            con.execute(manifest)
+    else:
+        for lo in range(0, max(rows, 1), chunk_rows):
+            chunk = query.format(lo=lo, hi=min(rows, lo + chunk_rows))
+            verb = f"CREATE TABLE {raw} AS" if lo == 0 else f"INSERT INTO {raw}"
+            con.execute(f"{verb} {plan.raw_sql(f'({chunk})')}")
+            manifest = plan.manifest_sql(chunk)
+            if manifest:
+                con.execute(manifest)
+            chunk_done(min(rows, lo + chunk_rows) - lo)
+    if table.scd:
+        drop_scd_base(con, table)
+    return rows
+
+
+def _export(
+    con: duckdb.DuckDBPyConnection, spec: DomainSpec, out: Path, counts: dict[str, int],
+    report: ProgressFn,
 ) -> dict[str, TableSummary]:  # fmt: skip
     parquet_dir = out / PARQUET_DIR
     parquet_dir.mkdir()
     tables: dict[str, TableSummary] = {}
     for table in spec.tables:
-        target = f"wh.raw.{table.name}"
-        try:
-            stress_table(con, spec, table, seed, target)
-        except duckdb.Error as err:
-            first = str(err).strip().splitlines()[0]
-            raise GenerationError(f"stressors of table '{table.name}' failed: {first}") from err
-        con.execute(f"DROP TABLE _gen.{table.name}") if not _is_parent(spec, table.name) else None
+        target = f"wh.raw.{quote(table.name)}"
         path = parquet_dir / f"{table.name}.parquet"
         con.execute(f"COPY {target} TO '{path}' (FORMAT parquet, COMPRESSION zstd)")
         ncols = len(con.execute(f"DESCRIBE {target}").fetchall())
@@ -218,13 +256,9 @@ def _stress_and_export(
             parquet_sha256=_sha256(path),
             parquet_bytes=path.stat().st_size,
         )
-        report(ProgressEvent(stage="stress", table=table.name, rows=counts[table.name],
+        report(ProgressEvent(stage="export", table=table.name, rows=counts[table.name],
                              total_rows=counts[table.name]))  # fmt: skip
     return tables
-
-
-def _is_parent(spec: DomainSpec, name: str) -> bool:
-    return any(name in spec.parents_of(t) for t in spec.tables)
 
 
 def _anomaly_counts(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, dict[str, int]]]:

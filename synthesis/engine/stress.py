@@ -1,4 +1,4 @@
-"""The stress pass: clean ``_gen`` tables -> published ``raw`` tables plus the anomaly manifest.
+"""The stress pass: clean rows -> published ``raw`` rows plus the anomaly manifest.
 
 Stressors on one column share one uniform draw and occupy disjoint intervals of it, so a row is
 touched by at most one of them and every touched row is recorded exactly once. A stressor only
@@ -8,8 +8,6 @@ counts rows where it changes something (a NULL cannot go missing, zero cannot be
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import duckdb
 
 from synthesis.engine.random import Streams
 from synthesis.engine.sql import DUCKDB_TYPES, literal, quote, value_map_case
@@ -90,13 +88,30 @@ def _apply(spec: DomainSpec, table: Table, s: Stressor, interval: str, seed: int
     raise TypeError(f"unhandled stressor {s.kind}")
 
 
-def stress_table(
-    con: duckdb.DuckDBPyConnection, spec: DomainSpec, table: Table, seed: int, target: str
-) -> None:
-    """Writes ``target`` (the raw table) from ``_gen.<table>``; appends to ``_meta.anomalies``."""
-    source = f"_gen.{quote(table.name)}"
+@dataclass
+class StressPlan:
+    """How a table's raw rows are made from its clean rows (a source aliased ``src``)."""
+
+    select: str  # projection list of the raw columns
+    manifest: list[str]  # SELECTs yielding the manifest rows, FROM a ``{src}`` placeholder
+
+    def raw_sql(self, source: str) -> str:
+        return f"SELECT {self.select} FROM {source} src ORDER BY _rid"
+
+    def manifest_sql(self, source: str) -> str | None:
+        """One INSERT for all stressors. ``source`` is a query, inlined once per stressor: each
+        copy only computes the few columns its predicate needs (projection pushdown), which is
+        cheaper than materializing every column once."""
+        if not self.manifest:
+            return None
+        union = " UNION ALL ".join(m.replace("{src}", f"({source})") for m in self.manifest)
+        return f"INSERT INTO _meta.anomalies {union}"
+
+
+def stress_plan(spec: DomainSpec, table: Table, seed: int) -> StressPlan:
     key = f"CAST({quote(table.primary_key)} AS VARCHAR)"
     projections: dict[str, str] = {}
+    manifest: list[str] = []
     for column, stressors in _column_stressors(spec, table).items():
         u = Streams(seed, table.name, column).u("_stress")
         cases, start = [], 0.0
@@ -105,49 +120,42 @@ def stress_table(
             start += s.rate
             applied = _apply(spec, table, s, interval, seed)
             cases.append(f"WHEN {applied.predicate} THEN {applied.value}")
-            con.execute(
-                f"INSERT INTO _meta.anomalies SELECT {literal(table.name)}, {literal(column)}, "
-                f"{key}, {literal(s.kind)}, {applied.detail} FROM {source} "
-                f"WHERE {applied.predicate}"
+            manifest.append(
+                f"SELECT {literal(table.name)}, {literal(column)}, {key}, {literal(s.kind)}, "
+                f"{applied.detail} FROM {{src}} src WHERE {applied.predicate}"
             )
         clean = quote(column)
         if any(isinstance(s, TypeCoercion) for s in stressors):
             clean = f"CAST({clean} AS VARCHAR)"
         projections[column] = f"CASE {' '.join(cases)} ELSE {clean} END"
-    projections |= _duplicate_current(con, spec, table, seed, source, key)
+    dup = _duplicate_current(spec, table, seed, key)
+    if dup is not None:
+        predicate, manifest_select = dup
+        manifest.append(manifest_select)
+        projections["is_current"] = f"CASE WHEN {predicate} THEN TRUE ELSE is_current END"
+        projections["valid_to"] = f"CASE WHEN {predicate} THEN NULL ELSE valid_to END"
     names = [c.name for c in table.columns]
     if table.scd:
         rest = [n for n in names if n != table.primary_key]
-        names = [
-            table.primary_key,
-            table.scd.entity_key,
-            *rest,
-            "valid_from",
-            "valid_to",
-            "is_current",
-        ]
+        names = [table.primary_key, table.scd.entity_key, *rest]
+        names += ["valid_from", "valid_to", "is_current"]
     select = ", ".join(f"{projections.get(n, quote(n))} AS {quote(n)}" for n in names)
-    con.execute(f"CREATE TABLE {target} AS SELECT {select} FROM {source} ORDER BY _rid")
+    return StressPlan(select=select, manifest=manifest)
 
 
 def _duplicate_current(
-    con: duckdb.DuckDBPyConnection, spec: DomainSpec, table: Table, seed: int, source: str,
-    key: str,
-) -> dict[str, str]:  # fmt: skip
+    spec: DomainSpec, table: Table, seed: int, key: str
+) -> tuple[str, str] | None:
     dup = next(
         (s for s in spec.stressors if isinstance(s, DuplicateCurrent) and s.table == table.name),
         None,
     )
     if dup is None:
-        return {}
+        return None
     u = Streams(seed, table.name, "_duplicate_current", "_entity_rid").u()
     predicate = f"(_versions >= 2 AND _version = _versions - 2 AND {u} < {dup.rate!r})"
-    con.execute(
-        f"INSERT INTO _meta.anomalies SELECT {literal(table.name)}, NULL, {key}, "
-        f"'duplicate_current', 'previous version still flagged current' FROM {source} "
-        f"WHERE {predicate}"
+    manifest = (
+        f"SELECT {literal(table.name)}, NULL, {key}, 'duplicate_current', "
+        f"'previous version still flagged current' FROM {{src}} src WHERE {predicate}"
     )
-    return {
-        "is_current": f"CASE WHEN {predicate} THEN TRUE ELSE is_current END",
-        "valid_to": f"CASE WHEN {predicate} THEN NULL ELSE valid_to END",
-    }
+    return predicate, manifest

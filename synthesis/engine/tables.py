@@ -42,20 +42,17 @@ def _steps(table: Table, ctx: BuildContext, scd_entity_cols: set[str]) -> list[S
     return steps
 
 
-def build_plain_table(
-    con: duckdb.DuckDBPyConnection, table: Table, ctx: BuildContext, rows: int, chunk_rows: int,
-    on_chunk: ChunkDone,
-) -> None:  # fmt: skip
+def plain_table_query(table: Table, ctx: BuildContext) -> str:
+    """The SELECT producing rows ``{lo} <= _rid < {hi}`` (format placeholders) of a table."""
     body = chain("SELECT range AS _rid FROM range({lo}, {hi})", _steps(table, ctx, set()))
-    select = f"SELECT {_final_select(table, [])} FROM ({body}) q"
-    _insert_chunks(con, table.name, select, rows, chunk_rows, on_chunk)
+    return f"SELECT {_final_select(table, [])} FROM ({body}) q"
 
 
-def _insert_chunks(
-    con: duckdb.DuckDBPyConnection, name: str, select: str, rows: int, chunk_rows: int,
+def materialize(
+    con: duckdb.DuckDBPyConnection, target: str, select: str, rows: int, chunk_rows: int,
     on_chunk: ChunkDone,
 ) -> None:  # fmt: skip
-    target = f"_gen.{quote(name)}"
+    """Creates ``target`` from a chunked query, one bounded chunk at a time."""
     for lo in range(0, rows, chunk_rows):
         hi = min(rows, lo + chunk_rows)
         sql = select.format(lo=lo, hi=hi)
@@ -68,11 +65,11 @@ def _insert_chunks(
         con.execute(f"CREATE OR REPLACE TABLE {target} AS {select.format(lo=0, hi=0)}")
 
 
-def build_scd_table(
-    con: duckdb.DuckDBPyConnection, table: Table, ctx: BuildContext, chunk_rows: int,
-    on_chunk: ChunkDone,
-) -> int:  # fmt: skip
-    """Explodes each entity into 1..max versions; returns the row count."""
+def scd_table_query(
+    con: duckdb.DuckDBPyConnection, table: Table, ctx: BuildContext
+) -> tuple[str, int]:
+    """Explodes each entity into 1..max versions (``_gen.<table>__base``); returns the chunked
+    SELECT of the history rows and their count. Drop the base with ``drop_scd_base``."""
     assert table.scd is not None
     scd = table.scd
     entity = ctx.spec.table_map[scd.entity]
@@ -116,10 +113,11 @@ def build_scd_table(
         "valid_to",
         "is_current",
     ]
-    select = f"SELECT {_final_select(table, extra)} FROM ({body}) q"
-    _insert_chunks(con, table.name, select, int(rows), chunk_rows, on_chunk)
-    con.execute(f"DROP TABLE {base}")
-    return int(rows)
+    return f"SELECT {_final_select(table, extra)} FROM ({body}) q", int(rows)
+
+
+def drop_scd_base(con: duckdb.DuckDBPyConnection, table: Table) -> None:
+    con.execute(f"DROP TABLE IF EXISTS _gen.{quote(table.name + '__base')}")
 
 
 def _validity_columns(table: Table, ctx: BuildContext, cal_end: object) -> dict[str, str]:
