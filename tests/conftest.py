@@ -31,7 +31,6 @@ _DUMMY_AWS_ENV = {
 os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])
 os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="benchforge-test-prefect-")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
 
 
 def _free_port() -> int:
