@@ -1,0 +1,1 @@
+"""Evaluation library: dbt execution, gold builds, task specs and scorers (no Prefect imports)."""

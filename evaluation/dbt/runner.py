@@ -1,0 +1,134 @@
+"""``dbt`` in a subprocess against one DuckDB file, with its artifacts kept apart from the repo."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from benchforge.errors import BenchforgeError
+
+PROFILE_TEMPLATE = """benchforge:
+  target: dev
+  outputs:
+    dev:
+      type: duckdb
+      path: "{{{{ env_var('BENCHFORGE_DBT_DB') }}}}"
+      schema: main
+      threads: {threads}
+"""
+
+
+class DbtRunError(BenchforgeError):
+    """dbt could not be started or did not produce its artifacts."""
+
+
+class NodeResult(BaseModel):
+    unique_id: str
+    status: str  # success | error | fail | pass | skipped | warn
+    message: str | None = None
+    execution_time: float = 0.0
+
+
+class DbtInvocation(BaseModel):
+    command: list[str]
+    returncode: int
+    seconds: float
+    target_dir: Path
+    results: list[NodeResult]
+    log_tail: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def failed(self) -> list[NodeResult]:
+        return [r for r in self.results if r.status in ("error", "fail", "runtime error")]
+
+
+def dbt_executable() -> str:
+    candidate = Path(sys.executable).with_name("dbt")
+    return str(candidate) if candidate.exists() else (shutil.which("dbt") or "dbt")
+
+
+def write_profile(profiles_dir: Path, threads: int = 2) -> Path:
+    """A profiles.yml that points dbt at ``$BENCHFORGE_DBT_DB`` (used for candidate repos)."""
+    profiles_dir.mkdir(parents=True, exist_ok=True)
+    path = profiles_dir / "profiles.yml"
+    path.write_text(PROFILE_TEMPLATE.format(threads=threads))
+    return profiles_dir
+
+
+def run_dbt(
+    project_dir: Path,
+    db_path: Path,
+    args: list[str],
+    work_dir: Path,
+    profiles_dir: Path | None = None,
+    timeout_s: float = 1800,
+    extra_env: dict[str, str] | None = None,
+) -> DbtInvocation:
+    """Runs ``dbt <args>`` for ``project_dir`` against the DuckDB file ``db_path``.
+
+    Target and log folders go under ``work_dir`` so a repository is never written to.
+    """
+    target_dir, log_dir = work_dir / "target", work_dir / "logs"
+    target_dir.mkdir(parents=True, exist_ok=True)
+    if profiles_dir is None:
+        profiles_dir = project_dir if (project_dir / "profiles.yml").exists() else None
+    if profiles_dir is None:
+        profiles_dir = write_profile(work_dir / "profiles")
+    command = [
+        dbt_executable(), *args,
+        "--project-dir", str(project_dir),
+        "--profiles-dir", str(profiles_dir),
+        "--target-path", str(target_dir),
+        "--log-path", str(log_dir),
+    ]  # fmt: skip
+    env = {
+        **os.environ,
+        "BENCHFORGE_DBT_DB": str(db_path),
+        "DO_NOT_TRACK": "1",
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        "DBT_USE_COLORS": "false",
+        **(extra_env or {}),
+    }
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            command, capture_output=True, text=True, env=env, timeout=timeout_s, check=False
+        )
+    except subprocess.TimeoutExpired as err:
+        raise DbtRunError(f"dbt {' '.join(args)} timed out after {timeout_s:.0f}s") from err
+    except OSError as err:
+        raise DbtRunError(f"could not start dbt: {err}") from err
+    seconds = time.perf_counter() - started
+    return DbtInvocation(
+        command=command,
+        returncode=proc.returncode,
+        seconds=seconds,
+        target_dir=target_dir,
+        results=_read_results(target_dir / "run_results.json"),
+        log_tail=(proc.stdout + proc.stderr)[-4000:],
+    )
+
+
+def _read_results(path: Path) -> list[NodeResult]:
+    if not path.exists():
+        return []
+    data = json.loads(path.read_text())
+    return [
+        NodeResult(
+            unique_id=r["unique_id"],
+            status=str(r["status"]),
+            message=r.get("message"),
+            execution_time=float(r.get("execution_time") or 0.0),
+        )
+        for r in data.get("results", [])
+    ]

@@ -1,0 +1,128 @@
+"""Task specs: one folder per task under ``task_specs/<suite>/<task_id>/`` with a ``task.yaml``.
+
+The families of data-engineering tasks (after DAComp):
+- ``de_impl``: a data contract + a skeleton dbt project -> the agent writes every model;
+- ``de_evol``: a working repository (gold v1) + a change request -> the agent evolves it;
+  gold v2 is an authored overlay of the repository;
+- ``de_arch``: a business requirement + the repository -> a blueprint, judged on a flat rubric.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Layer = Literal["staging", "intermediate", "marts"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatasetRef(_Strict):
+    """The dataset a task runs on: a shipped domain at a scale and seed."""
+
+    domain: str
+    scale: float = Field(default=0.1, gt=0)
+    seed: int = 7
+
+
+class DeScoring(_Strict):
+    """How nodes are weighted. Missing layers get weight 0 and the rest renormalize."""
+
+    layer_weights: dict[Layer, float] = Field(
+        default_factory=lambda: {"staging": 15.0, "intermediate": 25.0, "marts": 60.0}
+    )
+    node_weights: dict[str, float] = Field(
+        default_factory=dict, description="Per model name; default 1."
+    )
+    rel_tol: float = Field(default=1e-9, ge=0, lt=1, description="Relative float tolerance.")
+
+    @field_validator("layer_weights")
+    @classmethod
+    def _positive(cls, v: dict[str, float]) -> dict[str, float]:
+        if any(w < 0 for w in v.values()) or sum(v.values()) <= 0:
+            raise ValueError("layer weights must be non-negative with a positive sum")
+        return v
+
+
+class _TaskBase(_Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    version: str = "1"
+    suite: str
+    title: str
+    domain: str
+    dataset: DatasetRef
+    repo: str = Field(description="The gold repository, relative to the project root.")
+    instructions: str = Field(min_length=20, description="What the agent is asked to do.")
+    tags: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _dataset_domain(self) -> _TaskBase:
+        if self.dataset.domain != self.domain:
+            raise ValueError(f"dataset.domain '{self.dataset.domain}' != domain '{self.domain}'")
+        return self
+
+
+class DeImplTask(_TaskBase):
+    family: Literal["de_impl"]
+    contract: str = Field(
+        default="data_contract.yaml",
+        description="Generated from the gold manifest + contract_metadata (benchforge task contract).",
+    )
+    contract_metadata: str | None = Field(
+        default="contract_metadata.yaml", description="Authored: metrics, rules, per-model notes."
+    )
+    scoring: DeScoring = DeScoring()
+
+
+class DeEvolTask(_TaskBase):
+    family: Literal["de_evol"]
+    change_request: str = "change_request.md"
+    gold_v2: str = Field(default="gold_v2", description="Overlay folder: files that v2 adds or changes.")
+    removed: list[str] = Field(default_factory=list, description="Repo files v2 deletes.")
+    scoring: DeScoring = DeScoring(
+        layer_weights={"staging": 1.0, "intermediate": 59.0, "marts": 40.0}
+    )
+
+
+class RubricItem(_Strict):
+    id: str
+    dimension: Literal["business_alignment", "technical_feasibility", "design_quality"]
+    criterion: str = Field(min_length=10)
+    points: float = Field(gt=0)
+
+
+class DeArchTask(_TaskBase):
+    family: Literal["de_arch"]
+    requirement: str = "requirement.md"
+    expected_output: str = Field(default="blueprint.yaml", description="File the agent writes.")
+    rubric: list[RubricItem] = Field(min_length=3)
+
+    @model_validator(mode="after")
+    def _unique_items(self) -> DeArchTask:
+        ids = [i.id for i in self.rubric]
+        if len(set(ids)) != len(ids):
+            raise ValueError("rubric item ids must be unique")
+        return self
+
+
+TaskSpec = Annotated[DeImplTask | DeEvolTask | DeArchTask, Field(discriminator="family")]
+
+
+class LoadedTask(BaseModel):
+    """A validated task and the folder it came from."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    spec: DeImplTask | DeEvolTask | DeArchTask
+    folder: Path
+
+    @property
+    def key(self) -> str:
+        return f"{self.spec.suite}/{self.spec.id}@{self.spec.version}"
+
+    def file(self, relative: str) -> Path:
+        return self.folder / relative
