@@ -17,6 +17,9 @@ Stages:
   synth      generate a relationally consistent dataset from a domain spec
              (DuckDB warehouse + Parquet + anomaly manifest + Great Expectations report)
   spec       list, validate and export the JSON Schema of domain specs
+  gold       build a gold dbt repository on a dataset (dbt build + docs, stored as artifacts)
+  task       validate task specs, export their JSON Schema, regenerate contracts, self-verify
+  score      score a candidate repository against a task's gold (CS / CFS / SR)
   pipeline   the end-to-end pipeline on embedded defaults (what the README runs)
 
 Settings come from BENCHFORGE_* environment variables or a benchforge.toml file
@@ -97,6 +100,94 @@ def _pipeline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _gold(args: argparse.Namespace) -> int:
+    _quiet_prefect(args.verbose)
+    from flows.gold import build_gold
+
+    location = build_gold(domain=args.domain, dataset=args.dataset, repo=args.repo)
+    print(f"gold {args.domain}: built and stored at {location}")
+    return 0
+
+
+def _task(args: argparse.Namespace) -> int:
+    from evaluation.tasks import load_tasks, task_json_schema
+
+    if args.action == "schema":
+        sys.stdout.write(task_json_schema())
+        return 0
+    if args.action == "validate":
+        tasks = load_tasks(Path(args.path))
+        for t in tasks:
+            print(f"ok  {t.key}  ({t.spec.family}, {t.folder})")
+        print(f"{len(tasks)} task(s) valid")
+        return 0
+    if args.action == "contract":
+        return _task_contract(args)
+    _quiet_prefect(args.verbose)
+    from flows.tasks import verify_tasks
+
+    results = verify_tasks(path=args.path)
+    for r in results:
+        muts = f", mutations {sum(m.ok for m in r.mutations)}/{len(r.mutations)} as predicted"
+        print(f"ok  {r.task}: gold {r.gold.cs:.0f}/{r.gold.cfs:.0f}/{r.gold.sr:.0f}, "
+              f"empty {r.empty.cs:.0f}/{r.empty.cfs:.0f}/{r.empty.sr:.0f}"
+              f"{muts if r.mutations else ''}")  # fmt: skip
+    return 0
+
+
+def _task_contract(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from evaluation.de.tasks import prepare_gold
+    from evaluation.tasks import DeImplTask, load_tasks
+    from evaluation.tasks.materials import data_contract, write_contract
+    from flows.datasets import local_dataset
+
+    for loaded in load_tasks(Path(args.path)):
+        spec = loaded.spec
+        if not isinstance(spec, DeImplTask):
+            continue
+        with tempfile.TemporaryDirectory(prefix="benchforge-contract-") as tmp:
+            ref = spec.dataset
+            dataset = local_dataset(ref.domain, args.dataset, Path(tmp) / "ds", ref.scale, ref.seed)
+            gold = prepare_gold(loaded, dataset, Path(tmp) / "work")
+            meta = loaded.file(spec.contract_metadata) if spec.contract_metadata else None
+            write_contract(data_contract(gold.gold_folder, meta, spec.domain),
+                           loaded.file(spec.contract))  # fmt: skip
+        print(f"wrote {loaded.file(spec.contract)}")
+    return 0
+
+
+def _score(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from evaluation.de.tasks import dump_report, prepare_gold, score_task
+    from evaluation.tasks import load_task
+    from flows.datasets import local_dataset
+
+    _quiet_prefect(args.verbose)
+    loaded = load_task(Path(args.task))
+    ref = loaded.spec.dataset
+    with tempfile.TemporaryDirectory(prefix="benchforge-score-") as tmp:
+        work = Path(args.work) if args.work else Path(tmp)
+        dataset = local_dataset(ref.domain, args.dataset, work / "dataset", ref.scale, ref.seed)
+        gold = prepare_gold(loaded, dataset, work)
+        result = score_task(loaded, Path(args.candidate), gold, dataset, work / "score")
+    report = Path(args.report or f"score-{loaded.spec.id}.json")
+    dump_report(result, report)
+    print(f"{loaded.key}: {result.summary()}")
+    for node in result.nodes:
+        if node.weight > 0 and not (node.cs.matched and node.cfs_score):
+            why = node.cfs.reason or node.cs.reason or f"blocked by {', '.join(node.cfs_blocked_by)}"
+            print(f"  x {node.name} ({node.layer}): CS {node.cs.status}, CFS "
+                  f"{'blocked' if node.cfs_blocked_by and node.cfs.matched else node.cfs.status}"
+                  f" - {why}")  # fmt: skip
+    for err in result.candidate_errors:
+        print(f"  ! {err}")
+    print(f"report: {report}")
+    return 0
+
+
 def _settings(_: argparse.Namespace) -> int:
     from benchforge.settings import load_settings
 
@@ -149,6 +240,38 @@ def build_parser() -> argparse.ArgumentParser:
     pipe.add_argument("--seed", type=int, default=7)
     pipe.add_argument("--domain", action="append", help="limit to these domains (repeatable)")
     pipe.set_defaults(func=_pipeline)
+
+    gold = sub.add_parser("gold", help="build a gold dbt repository on a dataset")
+    gold.add_argument("action", choices=["build"])
+    gold.add_argument("domain", help="crm, ads or enterprise (dbt_projects/<domain>)")
+    gold.add_argument("--dataset", help="dataset folder or s3:// URI (default: scale 1, seed 7)")
+    gold.add_argument("--repo", help="another dbt repository to build instead")
+    gold.set_defaults(func=_gold)
+
+    task = sub.add_parser(
+        "task",
+        help="validate / export schema / regenerate contracts / verify task specs",
+        description=(
+            "validate PATH   check every task.yaml under PATH (files present, fields valid)\n"
+            "schema          print the JSON Schema of task specs\n"
+            "contract PATH   regenerate data_contract.yaml of de_impl tasks from a gold build\n"
+            "verify PATH     gold = 100/100/100, do-nothing = 0, mutations = predicted"
+        ),
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    task.add_argument("action", choices=["validate", "schema", "contract", "verify"])
+    task.add_argument("path", nargs="?", default="task_specs")
+    task.add_argument("--dataset", help="contract: dataset to build the gold on")
+    task.set_defaults(func=_task)
+
+    score = sub.add_parser("score", help="score a candidate repository (CS / CFS / SR)")
+    score.add_argument("kind", choices=["de"])
+    score.add_argument("--task", required=True, help="task folder (task_specs/<suite>/<id>)")
+    score.add_argument("--candidate", required=True, help="the candidate dbt project folder")
+    score.add_argument("--dataset", help="dataset folder (default: the task's dataset)")
+    score.add_argument("--report", help="where to write the JSON report")
+    score.add_argument("--work", help="keep builds in this folder (default: a temp folder)")
+    score.set_defaults(func=_score)
 
     settings = sub.add_parser("settings", help="print the effective settings (secrets hidden)")
     settings.set_defaults(func=_settings)

@@ -1,0 +1,145 @@
+"""Data-engineering tasks at run time: gold per task, agent workspaces, scoring, self-checks."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from evaluation.dbt.manifest import load_manifest
+from evaluation.de.mutations import MutationCatalogue, PredictedScore, apply_mutation, predict
+from evaluation.de.scoring import DeScore, score_candidate
+from evaluation.gold import build_gold, dataset_version, repo_version
+from evaluation.tasks.loader import PROJECT_ROOT
+from evaluation.tasks.materials import apply_overlay, changed_nodes, copy_repo, make_skeleton
+from evaluation.tasks.models import DeArchTask, DeEvolTask, DeImplTask, DeScoring, LoadedTask
+
+
+class TaskGold(BaseModel):
+    """The gold a task is scored against."""
+
+    gold_folder: Path  # a gold build (gold.duckdb, manifest.json, ...)
+    repo: Path  # the gold repository (v2 for de_evol)
+    base_repo: Path  # what a do-nothing agent submits: the skeleton (impl) or v1 (evol)
+    scored_nodes: list[str] | None  # None: every node
+
+
+def gold_cache(cache: Path, domain: str, repo: Path, dataset_dir: Path) -> Path:
+    folder = cache / domain / dataset_version(dataset_dir) / repo_version(repo)
+    if not (folder / "build.json").exists():
+        build_gold(domain, repo, dataset_dir, folder)
+    return folder
+
+
+def prepare_gold(task: LoadedTask, dataset_dir: Path, work: Path) -> TaskGold:
+    """Builds (or reuses) the gold builds a task needs, under ``work``."""
+    spec = task.spec
+    repo = PROJECT_ROOT / spec.repo
+    cache = work / "gold"
+    if isinstance(spec, DeImplTask):
+        folder = gold_cache(cache, spec.domain, repo, dataset_dir)
+        skeleton = make_skeleton(repo, work / "materials" / spec.id / "skeleton")
+        return TaskGold(gold_folder=folder, repo=repo, base_repo=skeleton, scored_nodes=None)
+    if isinstance(spec, DeEvolTask):
+        v1 = gold_cache(cache, spec.domain, repo, dataset_dir)
+        v2_repo = apply_overlay(repo, task.file(spec.gold_v2), spec.removed,
+                                work / "materials" / spec.id / "gold_v2")  # fmt: skip
+        v2 = gold_cache(cache, spec.domain, v2_repo, dataset_dir)
+        changed = changed_nodes(load_manifest(v1 / "manifest.json"),
+                                load_manifest(v2 / "manifest.json"))  # fmt: skip
+        return TaskGold(gold_folder=v2, repo=v2_repo, base_repo=repo, scored_nodes=sorted(changed))
+    raise ValueError(f"{spec.family} tasks are judged, not executed")
+
+
+def scoring_of(task: LoadedTask) -> DeScoring:
+    spec = task.spec
+    if isinstance(spec, DeImplTask | DeEvolTask):
+        return spec.scoring
+    raise ValueError(f"{spec.family} tasks have no execution scoring")
+
+
+def score_task(task: LoadedTask, candidate: Path, gold: TaskGold, dataset_dir: Path,
+               work: Path) -> DeScore:  # fmt: skip
+    scored = set(gold.scored_nodes) if gold.scored_nodes is not None else None
+    return score_candidate(candidate, gold.gold_folder, dataset_dir, work, scoring_of(task), scored)
+
+
+def workspace(task: LoadedTask, gold_folder: Path | None, dest: Path) -> Path:
+    """What the agent receives: a repository to work in plus the task's documents."""
+    spec = task.spec
+    repo = PROJECT_ROOT / spec.repo
+    if isinstance(spec, DeImplTask):
+        make_skeleton(repo, dest / "repo")
+        shutil.copyfile(task.file(spec.contract), dest / "data_contract.yaml")
+    elif isinstance(spec, DeEvolTask):
+        copy_repo(repo, dest / "repo")
+        shutil.copyfile(task.file(spec.change_request), dest / "change_request.md")
+    elif isinstance(spec, DeArchTask):
+        copy_repo(repo, dest / "repo")
+        shutil.copyfile(task.file(spec.requirement), dest / "requirement.md")
+    (dest / "TASK.md").write_text(f"# {spec.title}\n\n{spec.instructions}\n")
+    return dest
+
+
+class MutationCheck(BaseModel):
+    id: str
+    node: str
+    predicted: PredictedScore
+    actual: PredictedScore
+
+    @property
+    def ok(self) -> bool:
+        return all(
+            abs(getattr(self.predicted, f) - getattr(self.actual, f)) < 1e-6
+            for f in ("cs", "cfs", "sr")
+        )
+
+
+class TaskVerification(BaseModel):
+    task: str
+    gold: PredictedScore
+    empty: PredictedScore
+    mutations: list[MutationCheck] = []
+    problems: list[str] = []
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _triple(score: DeScore) -> PredictedScore:
+    return PredictedScore(cs=score.cs, cfs=score.cfs, sr=score.sr)
+
+
+def verify_task(task: LoadedTask, dataset_dir: Path, work: Path,
+                catalogue: MutationCatalogue | None = None) -> TaskVerification:  # fmt: skip
+    """Gold scores 100/100/100, the do-nothing submission 0, and each mutation of the gold
+    repository exactly the score its position in the DAG predicts."""
+    gold = prepare_gold(task, dataset_dir, work)
+    runs = work / "verify" / task.spec.id
+    gold_score = _triple(score_task(task, gold.repo, gold, dataset_dir, runs / "gold"))
+    empty_score = _triple(score_task(task, gold.base_repo, gold, dataset_dir, runs / "empty"))
+    result = TaskVerification(task=task.key, gold=gold_score, empty=empty_score)
+    if (gold_score.cs, gold_score.cfs, gold_score.sr) != (100.0, 100.0, 100.0):
+        result.problems.append(f"gold scores {gold_score} on itself")
+    if (empty_score.cs, empty_score.cfs, empty_score.sr) != (0.0, 0.0, 0.0):
+        result.problems.append(f"the do-nothing submission scores {empty_score}")
+    if catalogue is not None and isinstance(task.spec, DeImplTask):
+        manifest = load_manifest(gold.gold_folder / "manifest.json")
+        for mutation in catalogue.mutations:
+            repo = apply_mutation(gold.repo, manifest, mutation, runs / "mutants" / mutation.id)
+            actual = _triple(score_task(task, repo, gold, dataset_dir, runs / mutation.id))
+            check = MutationCheck(id=mutation.id, node=mutation.node, actual=actual,
+                                  predicted=predict(manifest, scoring_of(task), mutation.node))  # fmt: skip
+            result.mutations.append(check)
+            if not check.ok:
+                result.problems.append(
+                    f"mutation {mutation.id}: scored {actual}, predicted {check.predicted}"
+                )
+    return result
+
+
+def dump_report(score: DeScore, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(score.model_dump_json(indent=2) + "\n")

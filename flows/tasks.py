@@ -1,0 +1,55 @@
+"""Flow ``verify_tasks``: every authored task proves its gold and its scorer."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+
+from evaluation.de.mutations import load_catalogue
+from evaluation.de.tasks import TaskVerification, verify_task
+from evaluation.tasks import LoadedTask, load_tasks
+from evaluation.tasks.loader import PROJECT_ROOT
+from evaluation.tasks.models import DeArchTask
+from flows.datasets import local_dataset
+
+MUTATIONS_DIR = PROJECT_ROOT / "task_specs" / "mutations"
+
+
+@task(name="verify-task")
+def verify_one(loaded: LoadedTask, dataset_dir: str, work: str) -> TaskVerification:
+    catalogue_path = MUTATIONS_DIR / f"{loaded.spec.domain}.yaml"
+    catalogue = load_catalogue(catalogue_path) if catalogue_path.exists() else None
+    return verify_task(loaded, Path(dataset_dir), Path(work), catalogue)
+
+
+@flow(name="verify_tasks")
+def verify_tasks(path: str = "task_specs", work: str | None = None) -> list[TaskVerification]:
+    """Validates every task under ``path``; for executable tasks checks gold = 100/100/100,
+    the do-nothing submission = 0 and every mutation of the domain's catalogue = its predicted
+    score. Fails (naming the tasks) if any check does not hold."""
+    logger = get_run_logger()
+    tasks = [t for t in load_tasks(PROJECT_ROOT / path if not Path(path).is_absolute() else Path(path))
+             if not isinstance(t.spec, DeArchTask)]  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="benchforge-verify-") as tmp:
+        root = Path(work) if work else Path(tmp)
+        results = []
+        for loaded in tasks:
+            ref = loaded.spec.dataset
+            dataset_dir = local_dataset(ref.domain, None, root / "datasets", ref.scale, ref.seed)
+            results.append(verify_one(loaded, str(dataset_dir), str(root / "work")))
+            logger.info("%s: %s", loaded.key, "ok" if results[-1].ok else results[-1].problems)
+    lines = ["| task | gold CS/CFS/SR | empty | mutations | ok |", "|---|---|---|---|---|"]
+    for r in results:
+        muts = f"{sum(m.ok for m in r.mutations)}/{len(r.mutations)}" if r.mutations else "-"
+        lines.append(f"| {r.task} | {r.gold.cs:.0f}/{r.gold.cfs:.0f}/{r.gold.sr:.0f} | "
+                     f"{r.empty.cs:.0f}/{r.empty.cfs:.0f}/{r.empty.sr:.0f} | {muts} | "
+                     f"{'yes' if r.ok else 'NO'} |")  # fmt: skip
+    create_markdown_artifact(key="verify-tasks", markdown="\n".join(lines))
+    failed = [r for r in results if not r.ok]
+    if failed:
+        raise RuntimeError("task verification failed: " + "; ".join(
+            f"{r.task}: {', '.join(r.problems)}" for r in failed))  # fmt: skip
+    return results
