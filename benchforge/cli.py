@@ -178,7 +178,9 @@ def _score(args: argparse.Namespace) -> int:
     print(f"{loaded.key}: {result.summary()}")
     for node in result.nodes:
         if node.weight > 0 and not (node.cs.matched and node.cfs_score):
-            why = node.cfs.reason or node.cs.reason or f"blocked by {', '.join(node.cfs_blocked_by)}"
+            why = (
+                node.cfs.reason or node.cs.reason or f"blocked by {', '.join(node.cfs_blocked_by)}"
+            )
             print(f"  x {node.name} ({node.layer}): CS {node.cs.status}, CFS "
                   f"{'blocked' if node.cfs_blocked_by and node.cfs.matched else node.cfs.status}"
                   f" - {why}")  # fmt: skip

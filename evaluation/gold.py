@@ -83,10 +83,10 @@ def build_gold(
     build = run_dbt(repo, db, ["build"], work)
     failures = build.failed()
     if not build.ok or failures:
-        names = ", ".join(f"{r.unique_id} ({r.status}: {(r.message or '')[:120]})" for r in failures)
-        raise GoldBuildError(
-            f"dbt build of {repo} failed: {names or build.log_tail[-1500:]}"
+        names = ", ".join(
+            f"{r.unique_id} ({r.status}: {(r.message or '')[:120]})" for r in failures
         )
+        raise GoldBuildError(f"dbt build of {repo} failed: {names or build.log_tail[-1500:]}")
     for name in ("manifest.json", "run_results.json"):
         shutil.copyfile(work / "target" / name, out / name)
     if docs:

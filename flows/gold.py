@@ -10,7 +10,14 @@ from prefect.artifacts import create_markdown_artifact
 
 from benchforge.artifacts import open_store
 from benchforge.settings import load_settings
-from evaluation.gold import GoldBuild, build_gold as build_gold_library, dataset_version, repo_version
+from evaluation.gold import (
+    GoldBuild,
+    dataset_version,
+    repo_version,
+)
+from evaluation.gold import (
+    build_gold as build_gold_library,
+)
 from evaluation.tasks.loader import PROJECT_ROOT
 from flows.datasets import local_dataset
 

@@ -31,8 +31,8 @@ def verify_tasks(path: str = "task_specs", work: str | None = None) -> list[Task
     the do-nothing submission = 0 and every mutation of the domain's catalogue = its predicted
     score. Fails (naming the tasks) if any check does not hold."""
     logger = get_run_logger()
-    tasks = [t for t in load_tasks(PROJECT_ROOT / path if not Path(path).is_absolute() else Path(path))
-             if not isinstance(t.spec, DeArchTask)]  # fmt: skip
+    root_path = Path(path) if Path(path).is_absolute() else PROJECT_ROOT / path
+    tasks = [t for t in load_tasks(root_path) if not isinstance(t.spec, DeArchTask)]
     with tempfile.TemporaryDirectory(prefix="benchforge-verify-") as tmp:
         root = Path(work) if work else Path(tmp)
         results = []

@@ -102,8 +102,8 @@ def test_hostile_candidates_are_scored_not_crashing(gold: Path, dataset: Path,
     write_model(
         repo,
         "models/staging/stg_mini__contacts.sql",
-        "{{ config(schema='raw') }}\n" + (GOLD_REPO / "models/staging/stg_mini__contacts.sql")
-        .read_text(),
+        "{{ config(schema='raw') }}\n"
+        + (GOLD_REPO / "models/staging/stg_mini__contacts.sql").read_text(),
     )
     result = score(repo, gold, dataset, tmp_path / "w")
     by_name = {n.name: n for n in result.nodes}
@@ -114,7 +114,9 @@ def test_hostile_candidates_are_scored_not_crashing(gold: Path, dataset: Path,
     assert 0 < result.cfs < result.cs < 100
     # The gold build is untouched.
     con = duckdb.connect(str(gold / "gold.duckdb"), read_only=True)
-    tables = con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'raw'").fetchone()
+    tables = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'raw'"
+    ).fetchone()
     assert tables is not None and tables[0] == 5
 
 

@@ -62,7 +62,10 @@ def test_bad_specs_name_file_and_field(tmp_path: Path) -> None:
     edit(folder, colour="blue")
     with pytest.raises(TaskSpecError) as err:
         load_task(folder)
-    assert str(folder / "task.yaml") in str(err.value) and ("colour", "Extra inputs are not permitted") in err.value.problems
+    assert (
+        str(folder / "task.yaml") in str(err.value)
+        and ("colour", "Extra inputs are not permitted") in err.value.problems
+    )
 
     folder = copy_task(tmp_path, "mini-evol-won-by-industry")
     (folder / "change_request.md").unlink()

@@ -104,15 +104,16 @@ def load_manifest(path: Path) -> DbtManifest:
             original_file_path=node.get("original_file_path", ""),
             description=node.get("description", ""),
             columns=[
-                ColumnDoc(name=c["name"], description=c.get("description", ""),
-                          data_type=c.get("data_type"))  # fmt: skip
+                ColumnDoc(
+                    name=c["name"],
+                    description=c.get("description", ""),
+                    data_type=c.get("data_type"),
+                )
                 for c in node.get("columns", {}).values()
             ],
             checksum=node.get("checksum", {}).get("checksum", ""),
         )
-    sources = {
-        uid: s.get("relation_name") or "" for uid, s in data.get("sources", {}).items()
-    }
+    sources = {uid: s.get("relation_name") or "" for uid, s in data.get("sources", {}).items()}
     return DbtManifest(
         project_name=data.get("metadata", {}).get("project_name", ""),
         models=models,

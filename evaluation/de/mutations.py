@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from benchforge.errors import BenchforgeError
 from evaluation.dbt.manifest import DbtManifest
-from evaluation.de.scoring import NodeScore, layered_score
 from evaluation.de.compare import NodeComparison
+from evaluation.de.scoring import NodeScore, layered_score
 from evaluation.tasks.models import DeScoring
 from synthesis.spec.loader import read_yaml
 

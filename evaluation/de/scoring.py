@@ -21,8 +21,8 @@ import duckdb
 from pydantic import BaseModel
 
 from evaluation.dbt.manifest import DbtManifest, ModelNode, load_manifest
-from evaluation.dbt.runner import DbtInvocation, run_dbt
-from evaluation.de.compare import NodeComparison, compare_relations
+from evaluation.dbt.runner import DbtInvocation, NodeResult, run_dbt
+from evaluation.de.compare import NodeComparison, Status, compare_relations
 from evaluation.gold import GOLD_DB, copy_warehouse
 from evaluation.sql import qualified, quote
 from evaluation.tasks.models import DeScoring
@@ -63,15 +63,17 @@ def layered_score(nodes: list[NodeScore], weights: DeScoring, passed: dict[str, 
             continue
         got, total = layers.get(n.layer, (0.0, 0.0))
         layers[n.layer] = (got + n.weight * passed[n.name], total + n.weight)
-    alphas = {layer: weights.layer_weights.get(layer, 0.0) for layer in layers}  # type: ignore[call-overload]
+    by_layer: dict[str, float] = {str(k): v for k, v in weights.layer_weights.items()}
+    alphas = {layer: by_layer.get(layer, 0.0) for layer in layers}
     norm = sum(alphas.values())
     if norm <= 0:
         return 0.0
-    return 100.0 * sum(alphas[l] * got / total for l, (got, total) in layers.items()) / norm
+    weighted = sum(alphas[layer] * got / total for layer, (got, total) in layers.items())
+    return 100.0 * weighted / norm
 
 
-def _missing(reason: str, status: str = "missing") -> NodeComparison:
-    return NodeComparison(status=status, reason=reason)  # type: ignore[arg-type]
+def _missing(reason: str, status: Status = "missing") -> NodeComparison:
+    return NodeComparison(status=status, reason=reason)
 
 
 class _Timeout:
@@ -168,7 +170,9 @@ def _score_nodes(
     try:
         for name in gold.topological():
             g = gold.models[name]
-            weight = scoring.node_weights.get(name, 1.0) if scored is None or name in scored else 0.0
+            weight = (
+                scoring.node_weights.get(name, 1.0) if scored is None or name in scored else 0.0
+            )
             c = cand.models.get(name) if cand is not None else None
             if c is None:
                 reason = "the candidate has no model of this name"
@@ -222,13 +226,13 @@ def _component(
 
 
 def _cascading(
-    con: duckdb.DuckDBPyConnection, g: ModelNode, c: ModelNode, statuses: dict[str, object],
+    con: duckdb.DuckDBPyConnection, g: ModelNode, c: ModelNode, statuses: dict[str, NodeResult],
     rel_tol: float, timeout: float,
 ) -> NodeComparison:  # fmt: skip
     result = statuses.get(c.unique_id)
-    status = getattr(result, "status", None)
+    status = result.status if result else None
     if status != "success":
-        message = getattr(result, "message", None) or "not built"
+        message = (result.message if result else None) or "not built"
         return _missing(f"end-to-end build: {status or 'not run'}: {str(message)[:300]}",
                         "build_error")  # fmt: skip
     if c.schema_ != g.schema_:

@@ -130,8 +130,10 @@ def verify_task(task: LoadedTask, dataset_dir: Path, work: Path,
         for mutation in catalogue.mutations:
             repo = apply_mutation(gold.repo, manifest, mutation, runs / "mutants" / mutation.id)
             actual = _triple(score_task(task, repo, gold, dataset_dir, runs / mutation.id))
-            check = MutationCheck(id=mutation.id, node=mutation.node, actual=actual,
-                                  predicted=predict(manifest, scoring_of(task), mutation.node))  # fmt: skip
+            predicted = predict(manifest, scoring_of(task), mutation.node)
+            check = MutationCheck(
+                id=mutation.id, node=mutation.node, actual=actual, predicted=predicted
+            )
             result.mutations.append(check)
             if not check.ok:
                 result.problems.append(

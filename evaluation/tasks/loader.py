@@ -20,7 +20,9 @@ _ADAPTER: TypeAdapter[DeImplTask | DeEvolTask | DeArchTask] = TypeAdapter(TaskSp
 class TaskSpecError(BenchforgeError):
     def __init__(self, file: Path, problems: list[tuple[str, str]]):
         self.file, self.problems = file, problems
-        super().__init__("invalid task spec\n  " + "\n  ".join(f"{file}: {p}: {m}" for p, m in problems))
+        super().__init__(
+            "invalid task spec\n  " + "\n  ".join(f"{file}: {p}: {m}" for p, m in problems)
+        )
 
 
 def _path(loc: tuple[int | str, ...]) -> str:
@@ -43,19 +45,25 @@ def load_task(folder: Path) -> LoadedTask:
     try:
         spec = _ADAPTER.validate_python(data)
     except ValidationError as err:
-        problems = [(_path(e["loc"]), str(e["msg"]).removeprefix("Value error, ")) for e in err.errors()]
+        problems = [
+            (_path(e["loc"]), str(e["msg"]).removeprefix("Value error, ")) for e in err.errors()
+        ]
         raise TaskSpecError(path, problems) from None
     problems = _file_problems(spec, folder)
     if spec.id != folder.name:
         problems.append(("id", f"'{spec.id}' does not match the folder name '{folder.name}'"))
     if spec.suite != folder.parent.name:
-        problems.append(("suite", f"'{spec.suite}' does not match the suite folder '{folder.parent.name}'"))
+        problems.append(
+            ("suite", f"'{spec.suite}' does not match the suite folder '{folder.parent.name}'")
+        )
     if problems:
         raise TaskSpecError(path, problems)
     return LoadedTask(spec=spec, folder=folder)
 
 
-def _file_problems(spec: DeImplTask | DeEvolTask | DeArchTask, folder: Path) -> list[tuple[str, str]]:
+def _file_problems(
+    spec: DeImplTask | DeEvolTask | DeArchTask, folder: Path
+) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     if not (PROJECT_ROOT / spec.repo / "dbt_project.yml").is_file():
         problems.append(("repo", f"'{spec.repo}' is not a dbt project"))

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Layer = Literal["staging", "intermediate", "marts"]
+IMPL_WEIGHTS: dict[Layer, float] = {"staging": 15.0, "intermediate": 25.0, "marts": 60.0}
 
 
 class _Strict(BaseModel):
@@ -32,9 +33,7 @@ class DatasetRef(_Strict):
 class DeScoring(_Strict):
     """How nodes are weighted. Missing layers get weight 0 and the rest renormalize."""
 
-    layer_weights: dict[Layer, float] = Field(
-        default_factory=lambda: {"staging": 15.0, "intermediate": 25.0, "marts": 60.0}
-    )
+    layer_weights: dict[Layer, float] = Field(default_factory=lambda: dict(IMPL_WEIGHTS))
     node_weights: dict[str, float] = Field(
         default_factory=dict, description="Per model name; default 1."
     )
@@ -70,7 +69,7 @@ class DeImplTask(_TaskBase):
     family: Literal["de_impl"]
     contract: str = Field(
         default="data_contract.yaml",
-        description="Generated from the gold manifest + contract_metadata (benchforge task contract).",
+        description="Generated from the gold build + contract_metadata (benchforge task contract).",
     )
     contract_metadata: str | None = Field(
         default="contract_metadata.yaml", description="Authored: metrics, rules, per-model notes."
@@ -81,7 +80,9 @@ class DeImplTask(_TaskBase):
 class DeEvolTask(_TaskBase):
     family: Literal["de_evol"]
     change_request: str = "change_request.md"
-    gold_v2: str = Field(default="gold_v2", description="Overlay folder: files that v2 adds or changes.")
+    gold_v2: str = Field(
+        default="gold_v2", description="Overlay folder: files that v2 adds or changes."
+    )
     removed: list[str] = Field(default_factory=list, description="Repo files v2 deletes.")
     scoring: DeScoring = DeScoring(
         layer_weights={"staging": 1.0, "intermediate": 59.0, "marts": 40.0}
