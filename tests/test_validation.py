@@ -161,7 +161,7 @@ def test_orphan_outside_manifest_fails(spec: DomainSpec, tmp_path: Path) -> None
     assert no_orphans.examples[0]["order_id"] == 5
     counts = next(r for r in report.failures() if r.check == "fk_orphans_match_manifest")
     assert (counts.observed, counts.expected) == (ORDERS // 10 + 1, f"== {ORDERS // 10}")
-    with pytest.raises(DatasetValidationError, match="fk_orphans_match_manifest .* observed 201"):
+    with pytest.raises(DatasetValidationError, match=r"fk_orphans_match_manifest .* observed 201"):
         report.raise_for_failures()
 
 
@@ -234,12 +234,19 @@ def test_uniqueness_is_exact_across_chunks(spec: DomainSpec, tmp_path: Path) -> 
 
     def far_duplicate(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"UPDATE raw.orders SET order_id = 3 WHERE order_id = {ORDERS - 1}")
+        con.execute("UPDATE raw.orders SET order_id = NULL WHERE order_id = 1500")
 
     dataset = build(tmp_path / "ds", far_duplicate)
     small = validate_dataset(spec, dataset, chunk_rows=97)
-    unique = next(r for r in small.results if r.check == "primary_key_unique")
+    unique = next(
+        r for r in small.results if r.check == "primary_key_unique" and r.table == "orders"
+    )
     assert not unique.success and unique.unexpected_count == 2
     assert unique.element_count == ORDERS
+    not_null = next(
+        r for r in small.results if r.check == "primary_key_not_null" and r.table == "orders"
+    )
+    assert (not_null.unexpected_count, not_null.element_count) == (1, ORDERS)
     big = validate_dataset(spec, dataset)
     # Every merged count is the same whatever the chunk size.
     assert [(r.check, r.column, r.label, r.observed, r.success) for r in small.results] == [
