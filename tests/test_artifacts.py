@@ -527,18 +527,6 @@ def test_unusable_local_root(tmp_path: Path) -> None:
         open_store(str(blocker / "root"), load_settings())
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores permission bits")
-def test_readonly_local_root(tmp_path: Path) -> None:
-    root = tmp_path / "ro"
-    root.mkdir()
-    root.chmod(0o555)
-    try:
-        with pytest.raises(ArtifactError, match=re.escape(str(root))):
-            LocalArtifactStore(root)
-    finally:
-        root.chmod(0o755)
-
-
 def test_local_write_over_folder_fails_clearly(tmp_path: Path) -> None:
     store = LocalArtifactStore(tmp_path / "s")
     store.put_bytes("d/f", b"1")
