@@ -1,0 +1,9 @@
+with
+
+activities as (
+
+    select * from {{ ref('int_activities_unioned') }}
+
+)
+
+select * from activities

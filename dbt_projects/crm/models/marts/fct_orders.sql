@@ -1,0 +1,9 @@
+with
+
+orders as (
+
+    select * from {{ ref('int_orders_summarized') }}
+
+)
+
+select * from orders

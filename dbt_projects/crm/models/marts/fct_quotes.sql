@@ -1,0 +1,9 @@
+with
+
+quotes as (
+
+    select * from {{ ref('int_quotes_totaled') }}
+
+)
+
+select * from quotes
