@@ -107,6 +107,6 @@ def test_bench_command_prints_its_figures(workdir: Path) -> None:
     # The README runs it at full size (scale 10); here the same script at a small scale.
     result = run("python bench/synth.py --scale 0.2 --small-scale 0.05 --faker-sample 300", ROOT)
     assert result.returncode == 0, result.stderr[-3000:]
-    for figure in ("engine", "DuckDB-native floor", "Faker row by row", "peak RSS"):
+    for figure in ("engine", "DuckDB-native floor", "Faker row by row", "peak RSS", "in memory"):
         assert figure in result.stdout
-    assert re.search(r"engine / DuckDB floor\s+[0-9.]+", result.stdout)
+    assert re.search(r"engine / DuckDB floor \(in memory\)\s+[0-9.]+", result.stdout)

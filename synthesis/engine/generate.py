@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import tempfile
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
@@ -104,7 +105,7 @@ def generate_dataset(
     seed: int,
     out: Path,
     chunk_rows: int = 500_000,
-    memory_limit: str = "2GB",
+    memory_limit: str = "1GB",
     threads: int | None = None,
     on_progress: ProgressFn | None = None,
 ) -> GenerationManifest:
@@ -159,6 +160,26 @@ def generate_dataset(
     )
     (out / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n")
     return manifest
+
+
+def generate_without_outputs(
+    spec: DomainSpec, *, scale: float, seed: int, chunk_rows: int = 500_000,
+    memory_limit: str = "1GB",
+) -> int:  # fmt: skip
+    """Runs the generation and stress pass with an in-memory warehouse and no Parquet export:
+    the engine's row production alone, for benchmarks. Returns the row count."""
+    with tempfile.TemporaryDirectory(prefix="benchforge-gen-") as tmp:
+        con = duckdb.connect(str(Path(tmp) / "work.duckdb"))
+        try:
+            con.execute(f"SET memory_limit = '{memory_limit}'")
+            con.execute(f"SET temp_directory = '{Path(tmp) / 'spill'}'")
+            con.execute("ATTACH ':memory:' AS wh")
+            con.execute("CREATE SCHEMA _gen; CREATE SCHEMA _meta; CREATE SCHEMA wh.raw")
+            con.execute(f"CREATE TABLE _meta.anomalies ({MANIFEST_COLUMNS})")
+            counts = _generate_tables(con, spec, scale, seed, chunk_rows, lambda _e: None)
+        finally:
+            con.close()
+    return sum(counts.values())
 
 
 def _generate_tables(
