@@ -57,6 +57,11 @@ def test_every_readme_command_is_covered_here() -> None:
         "benchforge spec schema > domain_spec.schema.json",
         "benchforge --help",
         "python bench/synth.py",
+        "benchforge gold build crm --dataset out/crm",
+        "benchforge task validate task_specs/",
+        "benchforge score de --task task_specs/de-crm/crm-impl-full --candidate dbt_projects/crm "
+        "--report score.json",
+        "python bench/de_scoring.py",
     }
     assert set(readme_commands()) == covered
 
@@ -76,10 +81,14 @@ def test_pipeline_command_runs_the_pipeline(workdir: Path) -> None:
         assert domain in result.stdout
 
 
-def test_synth_commands(workdir: Path, s3_server: str, s3_bucket: str) -> None:
+def test_synth_and_gold_commands(workdir: Path, s3_server: str, s3_bucket: str) -> None:
     local = run("benchforge synth crm --scale 1 --seed 7 --out out/crm", workdir)
     assert local.returncode == 0, local.stderr[-3000:]
     assert (workdir / "out" / "crm" / "dataset.json").is_file()
+    artifacts = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts")}
+    gold = run("benchforge gold build crm --dataset out/crm", workdir, artifacts)
+    assert gold.returncode == 0, (gold.stdout + gold.stderr)[-3000:]
+    assert list((workdir / "artifacts" / "gold" / "crm").glob("*/*/gold.duckdb"))
     s3 = run(
         f"benchforge synth crm --scale 0.1 --seed 7 --out s3://{s3_bucket}/datasets/crm",
         workdir,
@@ -101,6 +110,30 @@ def test_spec_and_help_commands(workdir: Path) -> None:
     assert json.loads((workdir / "domain_spec.schema.json").read_text())["title"] == "DomainSpec"
     helped = run("benchforge --help", workdir)
     assert helped.returncode == 0 and "synth" in helped.stdout
+
+
+def test_task_and_score_commands(workdir: Path) -> None:
+    validated = run("benchforge task validate task_specs/", ROOT)
+    assert validated.returncode == 0, validated.stderr[-3000:]
+    assert "de-crm/crm-impl-full" in validated.stdout
+    scored = run(
+        "benchforge score de --task task_specs/de-crm/crm-impl-full --candidate dbt_projects/crm "
+        "--report score.json",
+        ROOT,
+        {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts")},
+    )
+    assert scored.returncode == 0, (scored.stdout + scored.stderr)[-3000:]
+    assert "CS 100.00 / CFS 100.00 / SR 100" in scored.stdout
+    report = ROOT / "score.json"
+    assert json.loads(report.read_text())["sr"] == 100.0
+    report.unlink()
+
+
+def test_de_scoring_bench_prints_the_ratio() -> None:
+    # The README runs it at scale 1; here the same script on a small dataset.
+    result = run("python bench/de_scoring.py --scale 0.05", ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"ratio scoring / gold build: [0-9.]+", result.stdout)
 
 
 def test_bench_command_prints_its_figures(workdir: Path) -> None:
