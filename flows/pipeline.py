@@ -1,7 +1,7 @@
 """Flow ``pipeline``: the end-to-end run on embedded defaults (README's main command).
 
-Today it rebuilds every shipped domain's dataset; later stages (gold builds, agent runs,
-scoring, reports) are added here as they land.
+For every shipped domain: synthesize and validate the dataset, then build and test the gold
+dbt repository on it. Later stages (agent runs, scoring, reports) join as they land.
 """
 
 from __future__ import annotations
@@ -9,17 +9,24 @@ from __future__ import annotations
 from prefect import flow
 from pydantic import BaseModel
 
+from flows.gold import build_gold
 from flows.synthesize import synthesize
 from synthesis.dataset import DatasetRecord
 from synthesis.spec.loader import shipped_domains
 
 
+class DomainResult(BaseModel):
+    dataset: DatasetRecord
+    gold: str
+
+
 class PipelineResult(BaseModel):
-    datasets: list[DatasetRecord]
+    domains: list[DomainResult]
 
     def summary_lines(self) -> list[str]:
         lines = []
-        for d in self.datasets:
+        for result in self.domains:
+            d = result.dataset
             checks = (
                 f"{d.validation_expectations} expectations passed"
                 if d.validation_success
@@ -29,12 +36,16 @@ class PipelineResult(BaseModel):
                 f"{d.domain:<12} {d.total_rows:>10,} rows  {d.anomaly_total:>7,} anomalies  "
                 f"{checks}  -> {d.location}"
             )
+            lines.append(f"{'':<12} gold dbt build passed -> {result.gold}")
         return lines
 
 
 @flow(name="pipeline")
 def pipeline(scale: float = 1.0, seed: int = 7, domains: list[str] | None = None) -> PipelineResult:
-    names = domains or shipped_domains()
-    return PipelineResult(
-        datasets=[synthesize(domain=name, scale=scale, seed=seed) for name in names]
-    )
+    results = []
+    for name in domains or shipped_domains():
+        record = synthesize(domain=name, scale=scale, seed=seed)
+        results.append(
+            DomainResult(dataset=record, gold=build_gold(domain=name, dataset=record.location))
+        )
+    return PipelineResult(domains=results)

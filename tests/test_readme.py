@@ -79,6 +79,8 @@ def test_pipeline_command_runs_the_pipeline(workdir: Path) -> None:
         record = artifacts / "datasets" / domain / "scale-1" / "seed-7" / "dataset.json"
         assert json.loads(record.read_text())["validation_success"] is True, domain
         assert domain in result.stdout
+    assert result.stdout.count("gold dbt build passed") == 3
+    assert len(list((artifacts / "gold").glob("*/*/*/build.json"))) == 3
 
 
 def test_synth_and_gold_commands(workdir: Path, s3_server: str, s3_bucket: str) -> None:
