@@ -1,0 +1,79 @@
+"""Every shipped task validates and proves itself: gold 100 / do-nothing 0 / mutations as
+predicted; de_impl contracts are current with their gold builds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evaluation.de.mutations import load_catalogue
+from evaluation.de.tasks import prepare_gold, verify_task
+from evaluation.tasks import DeImplTask, LoadedTask, load_tasks
+from evaluation.tasks.materials import data_contract
+from synthesis.dataset import build_dataset
+
+ROOT = Path(__file__).parents[1]
+TASKS = load_tasks(ROOT / "task_specs")
+EXECUTABLE = [t for t in TASKS if t.spec.family in ("de_impl", "de_evol")]
+
+
+def test_every_domain_has_a_full_suite() -> None:
+    for domain in ("crm", "ads", "enterprise"):
+        families = [t.spec.family for t in TASKS if t.spec.domain == domain]
+        assert families.count("de_impl") >= 1, domain
+        assert families.count("de_evol") >= 3, domain
+        assert families.count("de_arch") >= 3, domain
+        catalogue = load_catalogue(ROOT / "task_specs" / "mutations" / f"{domain}.yaml")
+        kinds = {m.kind for m in catalogue.mutations}
+        assert len(kinds) == 6, f"{domain} catalogue lacks {6 - len(kinds)} mutation kinds"
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, float, int], Path]:
+    root = tmp_path_factory.mktemp("datasets")
+    out: dict[tuple[str, float, int], Path] = {}
+    for task in EXECUTABLE:
+        ref = task.spec.dataset
+        key = (ref.domain, ref.scale, ref.seed)
+        if key not in out:
+            folder = root / f"{ref.domain}-{ref.scale:g}-{ref.seed}"
+            build_dataset(ref.domain, scale=ref.scale, seed=ref.seed, out=str(folder),
+                          validate=False)  # fmt: skip
+            out[key] = folder
+    return out
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("verify")
+
+
+def dataset_of(task: LoadedTask, datasets: dict[tuple[str, float, int], Path]) -> Path:
+    ref = task.spec.dataset
+    return datasets[(ref.domain, ref.scale, ref.seed)]
+
+
+@pytest.mark.parametrize("task", EXECUTABLE, ids=lambda t: t.spec.id)
+def test_task_verifies(task: LoadedTask, datasets: dict[tuple[str, float, int], Path],
+                       work: Path) -> None:  # fmt: skip
+    catalogue = load_catalogue(ROOT / "task_specs" / "mutations" / f"{task.spec.domain}.yaml")
+    result = verify_task(task, dataset_of(task, datasets), work, catalogue)
+    assert result.ok, result.problems
+    if isinstance(task.spec, DeImplTask):
+        assert len(result.mutations) >= 6
+
+
+@pytest.mark.parametrize(
+    "task", [t for t in TASKS if isinstance(t.spec, DeImplTask)], ids=lambda t: t.spec.id
+)
+def test_contract_is_current(task: LoadedTask, datasets: dict[tuple[str, float, int], Path],
+                             work: Path) -> None:  # fmt: skip
+    spec = task.spec
+    assert isinstance(spec, DeImplTask)
+    gold = prepare_gold(task, dataset_of(task, datasets), work)
+    meta = task.file(spec.contract_metadata) if spec.contract_metadata else None
+    expected = data_contract(gold.gold_folder, meta, spec.domain)
+    committed = yaml.safe_load(task.file(spec.contract).read_text())
+    assert committed == expected, "run: benchforge task contract " + str(task.folder.parent)
