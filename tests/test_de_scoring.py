@@ -127,7 +127,7 @@ def test_cycle_and_jinja_errors_score_zero(gold: Path, dataset: Path, tmp_path: 
                 "select * from {{ ref('dim_accounts') }}")  # fmt: skip
     result = score(repo, gold, dataset, tmp_path / "w")
     assert (result.cs, result.cfs, result.sr) == (0.0, 0.0, 0.0)
-    assert result.candidate_errors and "compile" in result.candidate_errors[0]
+    assert result.candidate_errors and "dbt run" in result.candidate_errors[0]
     jinja = tmp_path / "jinja"
     shutil.copytree(GOLD_REPO, jinja)
     write_model(jinja, "models/marts/fct_won_revenue_by_country.sql", "select {{ broken( }}")

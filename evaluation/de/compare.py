@@ -130,8 +130,17 @@ def compare_relations(
             extra_columns=extra, type_mismatches=mismatched, gold_rows=gold_rows,
             candidate_rows=cand_rows,
         )  # fmt: skip
-    digits = max(1, min(15, math.floor(-math.log10(rel_tol)))) if rel_tol > 0 else 15
+    digits = max(1, min(15, math.ceil(-math.log10(rel_tol)))) if rel_tol > 0 else 15
     names = sorted(gold_cols)
+    # Fast path: hash-based multiset difference of rows with numbers rounded to the tolerance's
+    # significant digits (no sort). Rounding can only split values near a rounding boundary,
+    # so a non-empty difference falls through to the exact tolerant comparison below.
+    canon = ", ".join(_canonical(c, families[c], digits) for c in names)
+    only_gold = f"SELECT {canon} FROM {gold} EXCEPT ALL SELECT {canon} FROM {candidate}"
+    only_cand = f"SELECT {canon} FROM {candidate} EXCEPT ALL SELECT {canon} FROM {gold}"
+    if gold_rows == cand_rows and _count(con, only_gold) == 0:
+        return NodeComparison(status="match", gold_rows=gold_rows, candidate_rows=cand_rows,
+                              differing_rows=0)  # fmt: skip
     order = ", ".join(_sort_key(c, families[c], digits) for c in names)
     select = ", ".join(quote(c) for c in names)
     equal = " AND ".join(_equal(c, families[c], rel_tol) for c in names)
@@ -148,9 +157,6 @@ def compare_relations(
                               differing_rows=0)  # fmt: skip
     # Explain the difference as a multiset: rows of one side the other lacks (values rounded to
     # the tolerance, so float noise is not reported).
-    canon = ", ".join(_canonical(c, families[c], digits) for c in names)
-    only_gold = f"SELECT {canon} FROM {gold} EXCEPT ALL SELECT {canon} FROM {candidate}"
-    only_cand = f"SELECT {canon} FROM {candidate} EXCEPT ALL SELECT {canon} FROM {gold}"
     n_gold = _count(con, only_gold)
     n_cand = _count(con, only_cand)
     reason = f"{n_gold} gold rows missing from the candidate, {n_cand} unexpected candidate rows"

@@ -113,22 +113,24 @@ def score_candidate(
         errors.append(f"{candidate} has no dbt_project.yml")
     else:
         copy_warehouse(dataset_dir, cand_db)
+        profiles = _profiles(work_dir)
         t0 = time.perf_counter()
-        compiled = run_dbt(candidate, cand_db, ["compile"], work_dir / "compile",
-                           profiles_dir=_profiles(work_dir))  # fmt: skip
-        timings["compile"] = time.perf_counter() - t0
-        manifest_path = work_dir / "compile" / "target" / "manifest.json"
+        run = run_dbt(candidate, cand_db, ["run"], work_dir / "run", profiles_dir=profiles)
+        timings["cfs_build"] = time.perf_counter() - t0
+        manifest_path = work_dir / "run" / "target" / "manifest.json"
         if manifest_path.exists():
             cand_manifest = load_manifest(manifest_path)
-        if not compiled.ok:
-            errors.append("dbt compile: " + _last_error(compiled))
+        if not run.ok:
+            errors.append("dbt run: " + _last_error(run))
         if cand_manifest is not None:
-            t0 = time.perf_counter()
-            run = run_dbt(candidate, cand_db, ["run"], work_dir / "run",
-                          profiles_dir=_profiles(work_dir))  # fmt: skip
-            timings["cfs_build"] = time.perf_counter() - t0
-            if not run.ok:
-                errors.append("dbt run: " + _last_error(run))
+            # Models the run skipped (downstream of a failure) still need compiled SQL for CS.
+            pending = sorted(n for n, m in cand_manifest.models.items() if not m.compiled_code)
+            if pending:
+                t0 = time.perf_counter()
+                run_dbt(candidate, cand_db, ["compile", "--select", *pending],
+                                   work_dir / "compile", profiles_dir=profiles)  # fmt: skip
+                timings["compile"] = time.perf_counter() - t0
+                cand_manifest = _with_compiled(cand_manifest, work_dir / "compile")
     t0 = time.perf_counter()
     nodes = _score_nodes(gold, gold_folder / GOLD_DB, cand_manifest, run, cand_db, work_dir,
                          scoring, scored_nodes, node_timeout_s)  # fmt: skip
@@ -142,6 +144,20 @@ def score_candidate(
         candidate_errors=errors,
         seconds=timings,
     )
+
+
+def _with_compiled(manifest: DbtManifest, compile_dir: Path) -> DbtManifest:
+    path = compile_dir / "target" / "manifest.json"
+    if not path.exists():
+        return manifest
+    compiled = load_manifest(path)
+    models = {
+        name: node.model_copy(update={"compiled_code": compiled.models[name].compiled_code})
+        if not node.compiled_code and name in compiled.models
+        else node
+        for name, node in manifest.models.items()
+    }
+    return manifest.model_copy(update={"models": models})
 
 
 def _profiles(work_dir: Path) -> Path:
