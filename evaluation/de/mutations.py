@@ -14,11 +14,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchforge.errors import BenchforgeError
+from benchforge.yamlio import read_yaml
 from evaluation.dbt.manifest import DbtManifest
 from evaluation.de.compare import NodeComparison
 from evaluation.de.scoring import NodeScore, layered_score
 from evaluation.tasks.models import DeScoring
-from synthesis.spec.loader import read_yaml
 
 MutationKind = Literal[
     "wrong_join_key", "dropped_filter", "wrong_grain", "off_by_one_window", "renamed_column",

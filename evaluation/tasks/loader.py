@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from benchforge.errors import BenchforgeError
+from benchforge.yamlio import read_yaml
 from evaluation.tasks.models import DeArchTask, DeEvolTask, DeImplTask, LoadedTask, TaskSpec
-from synthesis.spec.loader import read_yaml
 
 TASK_FILE = "task.yaml"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

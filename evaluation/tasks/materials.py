@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
+from benchforge.yamlio import read_yaml
 from evaluation.dbt.manifest import DbtManifest, load_manifest
-from synthesis.spec.loader import read_yaml
 
 _IGNORE = shutil.ignore_patterns("target", "logs", "dbt_packages", "__pycache__")
 

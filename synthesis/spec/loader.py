@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -11,27 +10,11 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from benchforge.yamlio import read_yaml
 from synthesis.spec.models import DomainSpec, SpecError
 
 DOMAINS_PACKAGE = "synthesis.domains"
 SPEC_FILENAME = "domain.yaml"
-
-
-class _SpecYamlLoader(yaml.SafeLoader):
-    """YAML 1.1 reads ``on``/``off``/``yes``/``no`` as booleans; specs mean the words."""
-
-
-_SpecYamlLoader.yaml_implicit_resolvers = {
-    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_SpecYamlLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-
-
-def read_yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_SpecYamlLoader)
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:
