@@ -181,3 +181,18 @@ def test_failed_generation_leaves_nothing_that_looks_complete(tmp_path: Path) ->
     assert "table 'opportunities' could not be generated" in result.stderr
     assert not out.exists()
     assert list(tmp_path.iterdir()) == [broken]
+
+
+def test_failed_expectation_fails_the_run_naming_it(tmp_path: Path) -> None:
+    spec = tmp_path / "strict.yaml"
+    text = (ROOT / "tests" / "fixtures" / "mini_domain.yaml").read_text()
+    # The generator draws ages from N(42, 11) but the spec now promises age >= 30.
+    spec.write_text(
+        text.replace("type: integer, min: 18, max: 80", "type: integer, min: 30, max: 80")
+    )
+    out = tmp_path / "ds"
+    result = benchforge("synth", str(spec), "--out", str(out))
+    assert result.returncode == 2
+    assert "contacts" in result.stderr and "age" in result.stderr
+    assert "min_max" in result.stderr and "Traceback" not in result.stderr
+    assert not out.exists()
