@@ -4,7 +4,7 @@
 - ``data_contract``: the de_impl contract from a gold build's manifest and catalog plus the
   task's authored metadata (metrics, rules, notes);
 - ``apply_overlay``: gold v2 of a de_evol task (the repository with the task's overlay folder
-  copied over it and its removed files deleted), and the nodes the change touches.
+  copied over it and its removed files deleted).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from benchforge.yamlio import read_yaml
-from evaluation.dbt.manifest import DbtManifest, load_manifest
+from evaluation.dbt.manifest import load_manifest
 
 _IGNORE = shutil.ignore_patterns("target", "logs", "dbt_packages", "__pycache__")
 
@@ -55,20 +55,6 @@ def apply_overlay(repo: Path, overlay: Path, removed: list[str], dest: Path) -> 
         (dest / rel).unlink(missing_ok=True)
     shutil.copytree(overlay, dest, dirs_exist_ok=True, ignore=_IGNORE)
     return dest
-
-
-def changed_nodes(v1: DbtManifest, v2: DbtManifest) -> set[str]:
-    """Models that v2 adds, or whose SQL differs from v1 (removed models are not scored)."""
-    return {
-        name
-        for name, node in v2.models.items()
-        if name not in v1.models
-        or _normalize(node.raw_code) != _normalize(v1.models[name].raw_code)
-    }
-
-
-def _normalize(sql: str) -> str:
-    return re.sub(r"\s+", " ", sql).strip()
 
 
 _GRAIN = re.compile(r"(One row per[^.]*\.)", re.I)
