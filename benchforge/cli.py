@@ -21,6 +21,7 @@ Stages:
   task       validate task specs, export their JSON Schema, regenerate contracts, self-verify
   score      score a candidate repository against a task's gold (CS / CFS / SR)
   pipeline   the end-to-end pipeline on embedded defaults (what the README runs)
+  mock-llm   a local OpenAI-compatible server with scripted replies and injectable faults
 
 Settings come from BENCHFORGE_* environment variables or a benchforge.toml file
 (artifact_root, s3_endpoint_url, aws_access_key_id, aws_secret_access_key, openai_base_url,
@@ -274,6 +275,16 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--report", help="where to write the JSON report")
     score.add_argument("--work", help="keep builds in this folder (default: a temp folder)")
     score.set_defaults(func=_score)
+
+    mock = sub.add_parser(
+        "mock-llm",
+        help="serve a local OpenAI-compatible mock (scripted replies, injectable faults)",
+        description="Every reply says it is the mock (x-benchforge-mock header, fingerprint).",
+    )
+    from agents.mock_llm import add_arguments, serve
+
+    add_arguments(mock)
+    mock.set_defaults(func=serve)
 
     settings = sub.add_parser("settings", help="print the effective settings (secrets hidden)")
     settings.set_defaults(func=_settings)

@@ -3,5 +3,5 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh"
 echo "== ruff" && ruff check . && ruff format --check .
-echo "== mypy" && mypy benchforge synthesis evaluation flows
+echo "== mypy" && mypy benchforge synthesis evaluation agents flows
 echo "== pytest" && pytest -q "$@"

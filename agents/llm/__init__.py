@@ -1,0 +1,50 @@
+"""The LLM client used by every agent and judge: OpenAI SDK, one retry layer, per-model
+limits, response cache, token and cost accounting.
+
+    config = LlmConfig.from_settings(load_settings(), role="agent", model="gpt-4.1-mini")
+    async with LlmClient(config) as llm:
+        reply = await llm.complete([{"role": "user", "content": "hi"}], tools=tools)
+        reply.content, reply.tool_calls, reply.record.cost_usd
+"""
+
+from agents.llm.cache import ResponseCache
+from agents.llm.client import LlmClient, SyncLlmClient, retry_after_seconds
+from agents.llm.config import OPENAI_DEFAULT_BASE_URL, LlmConfig
+from agents.llm.errors import LlmError, LlmInfrastructureError, LlmRequestError
+from agents.llm.limits import ModelLimiter, SharedSemaphore, TokenBucket, limiter_for
+from agents.llm.prices import ModelPrice, PriceTable, load_price_table
+from agents.llm.records import (
+    MOCK_FINGERPRINT,
+    LlmCallRecord,
+    LlmLedger,
+    LlmResponse,
+    LlmToolCall,
+    LlmTotals,
+    LlmUsage,
+)
+
+__all__ = [
+    "MOCK_FINGERPRINT",
+    "OPENAI_DEFAULT_BASE_URL",
+    "LlmCallRecord",
+    "LlmClient",
+    "LlmConfig",
+    "LlmError",
+    "LlmInfrastructureError",
+    "LlmLedger",
+    "LlmRequestError",
+    "LlmResponse",
+    "LlmToolCall",
+    "LlmTotals",
+    "LlmUsage",
+    "ModelLimiter",
+    "ModelPrice",
+    "PriceTable",
+    "ResponseCache",
+    "SharedSemaphore",
+    "SyncLlmClient",
+    "TokenBucket",
+    "limiter_for",
+    "load_price_table",
+    "retry_after_seconds",
+]

@@ -1,0 +1,75 @@
+"""A local OpenAI-compatible mock LLM server for tests and the offline demo.
+
+    with run_server(config=MockServerConfig(faults=FaultConfig(rate_429=0.1))) as mock:
+        LlmConfig(role="agent", model="mock-echo", base_url=mock.url, api_key="mock")
+
+Models choose the policy (``mock-echo``, ``mock-script:<name>``, ``mock-scripted``); faults
+are set at start and per request with the ``x-mock-fault`` header (see ``faults``).
+"""
+
+from agents.mock_llm.app import MOCK_FINGERPRINT, MOCK_HEADER, MockState, MockStats, create_app
+from agents.mock_llm.config import (
+    FaultConfig,
+    MockServerConfig,
+    ScriptedReply,
+    ScriptedScript,
+    ScriptedToolCall,
+    ToolSequenceScript,
+    load_script,
+    load_scripts_dir,
+)
+from agents.mock_llm.faults import FAULT_HEADER, FaultDecision, FaultPlanner, parse_fault_header
+from agents.mock_llm.policies import (
+    EchoPolicy,
+    Policy,
+    PolicyError,
+    PolicyReply,
+    PolicyRequest,
+    PolicyResolver,
+    PolicyToolCall,
+    ScriptedPolicy,
+    ToolSequencePolicy,
+)
+from agents.mock_llm.server import (
+    MockServerHandle,
+    add_arguments,
+    config_from_args,
+    main,
+    run_server,
+    serve,
+)
+
+__all__ = [
+    "FAULT_HEADER",
+    "MOCK_FINGERPRINT",
+    "MOCK_HEADER",
+    "EchoPolicy",
+    "FaultConfig",
+    "FaultDecision",
+    "FaultPlanner",
+    "MockServerConfig",
+    "MockServerHandle",
+    "MockState",
+    "MockStats",
+    "Policy",
+    "PolicyError",
+    "PolicyReply",
+    "PolicyRequest",
+    "PolicyResolver",
+    "PolicyToolCall",
+    "ScriptedPolicy",
+    "ScriptedReply",
+    "ScriptedScript",
+    "ScriptedToolCall",
+    "ToolSequencePolicy",
+    "ToolSequenceScript",
+    "add_arguments",
+    "config_from_args",
+    "create_app",
+    "load_script",
+    "load_scripts_dir",
+    "main",
+    "parse_fault_header",
+    "run_server",
+    "serve",
+]
