@@ -16,9 +16,7 @@ from evaluation.gold import repo_version
 from synthesis.dataset import build_dataset
 
 ROOT = Path(__file__).parents[1]
-DOMAINS = sorted(
-    p.parent.name for p in (ROOT / "dbt_projects").glob("*/dbt_project.yml")
-)
+DOMAINS = sorted(p.parent.name for p in (ROOT / "dbt_projects").glob("*/dbt_project.yml"))
 
 
 def test_every_domain_has_a_gold_repo() -> None:
