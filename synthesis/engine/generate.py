@@ -105,7 +105,7 @@ def generate_dataset(
     seed: int,
     out: Path,
     chunk_rows: int = 500_000,
-    memory_limit: str = "1GB",
+    memory_limit: str = "512MB",
     threads: int | None = None,
     on_progress: ProgressFn | None = None,
 ) -> GenerationManifest:
