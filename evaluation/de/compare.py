@@ -18,7 +18,7 @@ from typing import Literal
 import duckdb
 from pydantic import BaseModel
 
-from evaluation.sql import quote
+from benchforge.sql import quote
 
 Family = Literal["number", "text", "boolean", "date", "timestamp", "time", "interval", "other"]
 Status = Literal["match", "missing", "build_error", "schema_mismatch", "data_mismatch"]

@@ -20,11 +20,11 @@ from pathlib import Path
 import duckdb
 from pydantic import BaseModel
 
+from benchforge.sql import qualified, quote
 from evaluation.dbt.manifest import DbtManifest, ModelNode, load_manifest
 from evaluation.dbt.runner import DbtInvocation, NodeResult, run_dbt
 from evaluation.de.compare import NodeComparison, Status, compare_relations
 from evaluation.gold import GOLD_DB, copy_warehouse
-from evaluation.sql import qualified, quote
 from evaluation.tasks.models import DeScoring
 
 CANDIDATE_DB = "cand.duckdb"

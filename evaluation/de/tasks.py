@@ -9,12 +9,12 @@ from pathlib import Path
 import duckdb
 from pydantic import BaseModel
 
+from benchforge.sql import qualified
 from evaluation.dbt.manifest import load_manifest
 from evaluation.de.compare import compare_relations
 from evaluation.de.mutations import MutationCatalogue, PredictedScore, apply_mutation, predict
 from evaluation.de.scoring import DeScore, score_candidate
 from evaluation.gold import GOLD_DB, build_gold, dataset_version, load_gold, repo_version
-from evaluation.sql import qualified
 from evaluation.tasks.loader import PROJECT_ROOT
 from evaluation.tasks.materials import apply_overlay, copy_repo, make_skeleton
 from evaluation.tasks.models import DeArchTask, DeEvolTask, DeImplTask, DeScoring, LoadedTask

@@ -2,36 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-DUCKDB_TYPES = {
-    "varchar": "VARCHAR",
-    "bigint": "BIGINT",
-    "integer": "INTEGER",
-    "double": "DOUBLE",
-    "date": "DATE",
-    "timestamp": "TIMESTAMP",
-    "boolean": "BOOLEAN",
-}
+from benchforge.sql import DUCKDB_TYPES, literal, quote
 
-
-def quote(identifier: str) -> str:
-    return '"' + identifier.replace('"', '""') + '"'
-
-
-def literal(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"non-finite number {value!r} in a spec")
-        return repr(value)
-    return "'" + str(value).replace("'", "''") + "'"
+__all__ = ["DUCKDB_TYPES", "literal", "quote", "value_map_case", "weighted_case"]
 
 
 def weighted_case(u_sql: str, values: list[Any], weights: list[float] | None) -> str:

@@ -3,8 +3,7 @@ validator re-derives what the data must look like instead of reusing the generat
 
 from __future__ import annotations
 
-import math
-from typing import Any
+from benchforge.sql import DUCKDB_TYPES, literal, quote
 
 WAREHOUSE_ALIAS = "wh"
 RAW_SCHEMA = "raw"
@@ -12,37 +11,13 @@ MANIFEST_TABLE = "_bf_manifest"
 INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
                  "UINTEGER", "UBIGINT"}  # fmt: skip
 NUMERIC_TYPES = INTEGER_TYPES | {"DOUBLE", "FLOAT", "REAL"}
-SPEC_TYPES = {
-    "varchar": "VARCHAR",
-    "bigint": "BIGINT",
-    "integer": "INTEGER",
-    "double": "DOUBLE",
-    "date": "DATE",
-    "timestamp": "TIMESTAMP",
-    "boolean": "BOOLEAN",
-}
-
-
-def q(identifier: str) -> str:
-    return '"' + identifier.replace('"', '""') + '"'
+SPEC_TYPES = DUCKDB_TYPES
+q = quote
+lit = literal
 
 
 def raw(table: str) -> str:
     return f"{WAREHOUSE_ALIAS}.{RAW_SCHEMA}.{q(table)}"
-
-
-def lit(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"non-finite number {value!r}")
-        return repr(value)
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 def and_(*parts: str | None) -> str | None:
