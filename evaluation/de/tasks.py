@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import json
+import re
 import shutil
 from pathlib import Path
 
-import duckdb
 from pydantic import BaseModel
 
-from benchforge.sql import qualified
 from evaluation.dbt.manifest import load_manifest
-from evaluation.de.compare import compare_relations
 from evaluation.de.mutations import MutationCatalogue, PredictedScore, apply_mutation, predict
 from evaluation.de.scoring import DeScore, score_candidate
-from evaluation.gold import GOLD_DB, build_gold, dataset_version, load_gold, repo_version
+from evaluation.gold import build_gold, dataset_version, repo_version
 from evaluation.tasks.loader import PROJECT_ROOT
 from evaluation.tasks.materials import apply_overlay, copy_repo, make_skeleton
 from evaluation.tasks.models import DeArchTask, DeEvolTask, DeImplTask, DeScoring, LoadedTask
@@ -37,33 +34,20 @@ def gold_cache(cache: Path, domain: str, repo: Path, dataset_dir: Path) -> Path:
 
 
 def changed_nodes(v1_folder: Path, v2_folder: Path) -> set[str]:
-    """Models of gold v2 that are new or whose output (schema or rows) differs from gold v1's.
-
-    Decided on the built tables, not on the SQL text: a ``select *`` mart whose upstream gained
-    a column changes although its file does not, and a pure refactor changes nothing. Cached in
-    the v2 build folder.
-    """
+    """Models that gold v2 adds or whose SQL it edits: the nodes the change request asks the
+    agent to write. A ``select *`` mart downstream of an edit changes output without needing
+    new code, so it is not scored (the unchanged v1 code already produces the v2 output)."""
     v1, v2 = load_manifest(v1_folder / "manifest.json"), load_manifest(v2_folder / "manifest.json")
-    cache = v2_folder / f"changed-vs-{load_gold(v1_folder).repo_version}.json"
-    if cache.exists():
-        return set(json.loads(cache.read_text()))
-    con = duckdb.connect()
-    con.execute(f"ATTACH '{v1_folder / GOLD_DB}' AS v1 (READ_ONLY)")
-    con.execute(f"ATTACH '{v2_folder / GOLD_DB}' AS v2 (READ_ONLY)")
-    changed = set()
-    for name, node in v2.models.items():
-        old = v1.models.get(name)
-        if old is None:
-            changed.add(name)
-            continue
-        same = compare_relations(
-            con, qualified("v1", old.schema_, old.alias), qualified("v2", node.schema_, node.alias)
-        )
-        if not same.matched:
-            changed.add(name)
-    con.close()
-    cache.write_text(json.dumps(sorted(changed)))
-    return changed
+    return {
+        name
+        for name, node in v2.models.items()
+        if name not in v1.models
+        or _normalized(node.raw_code) != _normalized(v1.models[name].raw_code)
+    }
+
+
+def _normalized(sql: str) -> str:
+    return re.sub(r"\s+", " ", sql).strip()
 
 
 def prepare_gold(task: LoadedTask, dataset_dir: Path, work: Path) -> TaskGold:
