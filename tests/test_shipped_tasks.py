@@ -10,7 +10,8 @@ import yaml
 
 from evaluation.de.mutations import load_catalogue
 from evaluation.de.tasks import prepare_gold, verify_task
-from evaluation.tasks import DeImplTask, LoadedTask, load_tasks
+from evaluation.gold import repo_version
+from evaluation.tasks import DeEvolTask, DeImplTask, LoadedTask, load_tasks
 from evaluation.tasks.materials import data_contract
 from synthesis.dataset import build_dataset
 
@@ -77,3 +78,14 @@ def test_contract_is_current(task: LoadedTask, datasets: dict[tuple[str, float, 
     expected = data_contract(gold.gold_folder, meta, spec.domain)
     committed = yaml.safe_load(task.file(spec.contract).read_text())
     assert committed == expected, "run: benchforge task contract " + str(task.folder.parent)
+
+
+@pytest.mark.parametrize(
+    "task", [t for t in TASKS if t.spec.family == "de_evol"], ids=lambda t: t.spec.id
+)
+def test_evol_overlays_were_authored_against_the_current_gold(task: LoadedTask) -> None:
+    spec = task.spec
+    assert isinstance(spec, DeEvolTask)
+    assert spec.base_version == repo_version(ROOT / spec.repo), (
+        f"{spec.repo} changed: re-check {task.folder / spec.gold_v2} and update base_version"
+    )

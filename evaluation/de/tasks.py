@@ -138,6 +138,14 @@ def verify_task(task: LoadedTask, dataset_dir: Path, work: Path,
     gold_score = _triple(score_task(task, gold.repo, gold, dataset_dir, runs / "gold"))
     empty_score = _triple(score_task(task, gold.base_repo, gold, dataset_dir, runs / "empty"))
     result = TaskVerification(task=task.key, gold=gold_score, empty=empty_score)
+    spec = task.spec
+    if isinstance(spec, DeEvolTask) and spec.base_version is not None:
+        current = repo_version(PROJECT_ROOT / spec.repo)
+        if current != spec.base_version:
+            result.problems.append(
+                f"{spec.repo} changed since the gold_v2 overlay was authored "
+                f"(base_version {spec.base_version}, now {current}): re-check the overlay"
+            )
     if (gold_score.cs, gold_score.cfs, gold_score.sr) != (100.0, 100.0, 100.0):
         result.problems.append(f"gold scores {gold_score} on itself")
     if (empty_score.cs, empty_score.cfs, empty_score.sr) != (0.0, 0.0, 0.0):

@@ -84,6 +84,14 @@ class DeEvolTask(_TaskBase):
         default="gold_v2", description="Overlay folder: files that v2 adds or changes."
     )
     removed: list[str] = Field(default_factory=list, description="Repo files v2 deletes.")
+    base_version: str | None = Field(
+        default=None,
+        description=(
+            "repo_version of gold v1 the overlay was authored against; verification fails when "
+            "the repository has changed since, so overlays (whole-file copies) cannot silently "
+            "revert later v1 edits."
+        ),
+    )
     scoring: DeScoring = DeScoring(
         layer_weights={"staging": 1.0, "intermediate": 59.0, "marts": 40.0}
     )
