@@ -5,16 +5,26 @@
 
 Models choose the policy (``mock-echo``, ``mock-script:<name>``, ``mock-scripted``); faults
 are set at start and per request with the ``x-mock-fault`` header (see ``faults``).
+
+Scripts come from ``agents/mock_llm/scripts/*.yaml`` (shipped, loaded by default: e.g.
+``mock-script:react-de-mini-solve``), ``MockServerConfig.scripts_dir`` and
+``MockServerConfig.scripts``; script files may embed other files with ``{$file: path}`` (see
+``config``).
 """
 
 from agents.mock_llm.app import MOCK_FINGERPRINT, MOCK_HEADER, MockState, MockStats, create_app
 from agents.mock_llm.config import (
+    BUILTIN_SCRIPTS_DIR,
+    PROJECT_ROOT,
     FaultConfig,
     MockServerConfig,
+    ScriptCatalog,
     ScriptedReply,
     ScriptedScript,
     ScriptedToolCall,
+    ScriptFileError,
     ToolSequenceScript,
+    load_builtin_scripts,
     load_script,
     load_scripts_dir,
 )
@@ -40,9 +50,11 @@ from agents.mock_llm.server import (
 )
 
 __all__ = [
+    "BUILTIN_SCRIPTS_DIR",
     "FAULT_HEADER",
     "MOCK_FINGERPRINT",
     "MOCK_HEADER",
+    "PROJECT_ROOT",
     "EchoPolicy",
     "FaultConfig",
     "FaultDecision",
@@ -57,6 +69,8 @@ __all__ = [
     "PolicyRequest",
     "PolicyResolver",
     "PolicyToolCall",
+    "ScriptCatalog",
+    "ScriptFileError",
     "ScriptedPolicy",
     "ScriptedReply",
     "ScriptedScript",
@@ -66,6 +80,7 @@ __all__ = [
     "add_arguments",
     "config_from_args",
     "create_app",
+    "load_builtin_scripts",
     "load_script",
     "load_scripts_dir",
     "main",

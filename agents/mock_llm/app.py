@@ -153,8 +153,12 @@ def create_app(
     """The ASGI app; ``app.state.mock`` is its ``MockState``. ``policies`` adds custom
     policies by exact model name."""
     config = config or MockServerConfig()
+    catalog = config.catalog()
     resolver = PolicyResolver(
-        config.all_scripts(), custom=policies, fallback_model=config.fallback_model
+        catalog.scripts,
+        custom=policies,
+        fallback_model=config.fallback_model,
+        unavailable=catalog.unavailable,
     )
     state = MockState(config, resolver)
     app = FastAPI(title="benchforge mock LLM", docs_url=None, redoc_url=None)

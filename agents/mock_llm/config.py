@@ -1,8 +1,39 @@
-"""Mock server configuration: fault injection and scripts."""
+"""Mock server configuration: fault injection and scripts.
+
+Script files (``*.yaml`` / ``*.yml`` / ``*.json``, named by file stem) may pull text from other
+files: anywhere in a script, a mapping with the single key ``$file`` or ``$script_file`` is
+replaced at load time by the text of the file it names, e.g. in a tool call's arguments
+
+    tool_calls:
+      - name: create_file
+        arguments:
+          path: repo/models/marts/fct_x.sql
+          content: {$file: task_specs/de-x/x-evol-task/gold_v2/models/marts/fct_x.sql}
+
+- ``{$file: PATH}``: a relative PATH is relative to the project root (``PROJECT_ROOT``, the
+  folder holding ``pyproject.toml`` in a source checkout), for scripts that replay authored
+  project files (task specs, fixtures) instead of copying them;
+- ``{$script_file: PATH}``: a relative PATH is relative to the folder of the script file, for
+  scripts that travel with their own files.
+
+Absolute paths are used as they are. A whole ``arguments: {$file: call.json}`` makes the
+arguments that JSON text, sent verbatim. A file that cannot be read is a ``ScriptFileError``
+(a ``ConfigError``) naming the script file and the field path, e.g.
+``replies.3.tool_calls.0.arguments.content``.
+
+The server loads the scripts shipped in ``BUILTIN_SCRIPTS_DIR`` (unless
+``builtin_scripts=False``), then ``scripts_dir``, then ``scripts``; a later name wins. The
+shipped scripts reference project files that exist only in a source checkout, so a shipped
+script whose referenced file is missing (an installed package) does not stop the server: it
+is listed as unavailable and a request to it is answered 404 ``mock_script_unavailable`` with
+the reason. Every other script problem, and any problem in the user's ``scripts_dir``, is a
+``ConfigError`` at startup.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
@@ -93,6 +124,27 @@ class ToolSequenceScript(BaseModel):
 
 
 MockScript = Annotated[ScriptedScript | ToolSequenceScript, Field(discriminator="policy")]
+Script = ScriptedScript | ToolSequenceScript
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+"""Base of relative ``$file`` references: the source checkout (site-packages when installed)."""
+
+BUILTIN_SCRIPTS_DIR = Path(__file__).resolve().parent / "scripts"
+"""The scripts shipped with the mock (package data), loaded by default."""
+
+_FILE_REF_KEYS = ("$file", "$script_file")
+
+
+class ScriptFileError(ConfigError):
+    """A script's ``$file`` / ``$script_file`` reference names a file that cannot be read."""
+
+
+@dataclass(frozen=True)
+class ScriptCatalog:
+    """The scripts a server answers, and the shipped ones it cannot (name -> why)."""
+
+    scripts: dict[str, Script] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
 
 
 class _ScriptFile(BaseModel):
@@ -109,25 +161,46 @@ class MockServerConfig(BaseModel):
     scripts_dir: Path | None = Field(
         default=None, description="*.yaml / *.yml / *.json scripts, named by file stem"
     )
+    builtin_scripts: bool = Field(
+        default=True,
+        description="also load the shipped scripts (BUILTIN_SCRIPTS_DIR), under scripts_dir "
+        "and scripts",
+    )
     fallback_model: str | None = Field(
         default=None,
         description="answer models that are not mock-* as this mock model (e.g. 'mock-echo'); "
         "None: such models get 404",
     )
 
-    def all_scripts(self) -> dict[str, ScriptedScript | ToolSequenceScript]:
-        """Scripts from ``scripts_dir`` overlaid with ``scripts``; ConfigError names a bad file."""
-        found: dict[str, ScriptedScript | ToolSequenceScript] = {}
+    def catalog(self) -> ScriptCatalog:
+        """The shipped scripts (if ``builtin_scripts``), overlaid with ``scripts_dir``, then
+        ``scripts``. ConfigError names a bad file; a shipped script whose referenced file is
+        missing is only listed as unavailable."""
+        found: dict[str, Script] = {}
+        unavailable: dict[str, str] = {}
+        if self.builtin_scripts:
+            found, unavailable = load_builtin_scripts()
         if self.scripts_dir is not None:
             found.update(load_scripts_dir(self.scripts_dir))
         found.update(self.scripts)
-        return found
+        return ScriptCatalog(
+            scripts=found, unavailable={k: v for k, v in unavailable.items() if k not in found}
+        )
+
+    def all_scripts(self) -> dict[str, Script]:
+        """The scripts the server answers (see ``catalog``)."""
+        return self.catalog().scripts
 
 
-def load_script(path: Path) -> ScriptedScript | ToolSequenceScript:
+def load_script(path: Path, *, project_root: Path | None = None) -> Script:
+    """One script file, its file references replaced by their text (see the module doc);
+    ``project_root`` (default ``PROJECT_ROOT``) is the base of relative ``$file`` paths."""
+    path = Path(path)
+    project_root = PROJECT_ROOT if project_root is None else Path(project_root)
     try:
         text = path.read_text(encoding="utf-8")
         data = json.loads(text) if path.suffix == ".json" else read_yaml(text)
+        data = _resolve_file_refs(data, (), script=path, project_root=project_root)
         if isinstance(data, dict):
             data.setdefault("policy", "scripted")
         return _ScriptFile.model_validate({"script": data}).script
@@ -136,15 +209,67 @@ def load_script(path: Path) -> ScriptedScript | ToolSequenceScript:
         raise ConfigError(f"{path}: invalid mock script: {detail}") from None
 
 
-def load_scripts_dir(directory: Path) -> dict[str, ScriptedScript | ToolSequenceScript]:
+def load_scripts_dir(directory: Path, *, project_root: Path | None = None) -> dict[str, Script]:
     directory = Path(directory)
     if not directory.is_dir():
         raise ConfigError(f"mock scripts folder {directory} does not exist")
     return {
-        path.stem: load_script(path)
-        for path in sorted(directory.iterdir())
-        if path.suffix in {".yaml", ".yml", ".json"}
+        path.stem: load_script(path, project_root=project_root) for path in _script_paths(directory)
     }
+
+
+def load_builtin_scripts(
+    directory: Path | None = None, *, project_root: Path | None = None
+) -> tuple[dict[str, Script], dict[str, str]]:
+    """The scripts in ``directory`` (default ``BUILTIN_SCRIPTS_DIR``), and (name -> why) those
+    whose referenced files cannot be read; any other problem is a ConfigError."""
+    directory = BUILTIN_SCRIPTS_DIR if directory is None else Path(directory)
+    scripts: dict[str, Script] = {}
+    unavailable: dict[str, str] = {}
+    for path in _script_paths(directory) if directory.is_dir() else []:
+        try:
+            scripts[path.stem] = load_script(path, project_root=project_root)
+        except ScriptFileError as exc:
+            unavailable[path.stem] = str(exc)
+    return scripts, unavailable
+
+
+def _script_paths(directory: Path) -> list[Path]:
+    return [p for p in sorted(directory.iterdir()) if p.suffix in {".yaml", ".yml", ".json"}]
+
+
+def _resolve_file_refs(
+    node: Any, where: tuple[str | int, ...], *, script: Path, project_root: Path
+) -> Any:
+    """``node`` with every ``{$file: ...}`` / ``{$script_file: ...}`` replaced by file text."""
+    if isinstance(node, list):
+        return [
+            _resolve_file_refs(v, (*where, i), script=script, project_root=project_root)
+            for i, v in enumerate(node)
+        ]
+    if not isinstance(node, dict):
+        return node
+    keys = [k for k in node if k in _FILE_REF_KEYS]
+    if not keys:
+        return {
+            k: _resolve_file_refs(v, (*where, k), script=script, project_root=project_root)
+            for k, v in node.items()
+        }
+    field_path = ".".join(str(p) for p in where) or "<root>"
+    key = keys[0]
+    ref = node[key]
+    if len(node) != 1 or not isinstance(ref, str) or not ref:
+        raise ConfigError(
+            f"{script}: {field_path}: a file reference is a mapping with the single key "
+            f"$file or $script_file and a path, got {node!r}"
+        )
+    base = project_root if key == "$file" else script.parent
+    target = base / ref
+    try:
+        return target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = "does not exist" if isinstance(exc, FileNotFoundError) else f"cannot be read: {exc}"
+        raise ScriptFileError(f"{script}: {field_path}: {key} {ref!r} ({target}) {why}") from None
 
 
 def _describe(exc: ValidationError) -> str:

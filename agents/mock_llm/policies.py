@@ -166,7 +166,8 @@ def policy_for_script(name: str, script: ScriptedScript | ToolSequenceScript) ->
 
 
 class PolicyResolver:
-    """Maps a request to its policy; ``custom`` policies are matched by exact model name."""
+    """Maps a request to its policy; ``custom`` policies are matched by exact model name.
+    ``unavailable`` (script name -> why) answers those scripts 404 ``mock_script_unavailable``."""
 
     def __init__(
         self,
@@ -174,8 +175,10 @@ class PolicyResolver:
         *,
         custom: Mapping[str, Policy] | None = None,
         fallback_model: str | None = None,
+        unavailable: Mapping[str, str] | None = None,
     ) -> None:
         self.scripts = dict(scripts)
+        self.unavailable = dict(unavailable or {})
         self.custom = dict(custom or {})
         self.fallback_model = fallback_model
         self._echo = EchoPolicy()
@@ -217,6 +220,12 @@ class PolicyResolver:
 
     def _script(self, name: str) -> Policy:
         script = self.scripts.get(name)
+        if script is None and name in self.unavailable:
+            raise PolicyError(
+                f"mock script {name!r} is unavailable here: {self.unavailable[name]}",
+                status=404,
+                code="mock_script_unavailable",
+            )
         if script is None:
             known = ", ".join(sorted(self.scripts)) or "none"
             raise PolicyError(

@@ -140,6 +140,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault decisions")
     parser.add_argument("--scripts-dir", default=None, help="folder of mock scripts (yaml/json)")
     parser.add_argument(
+        "--no-builtin-scripts",
+        action="store_true",
+        help="do not load the scripts shipped in agents/mock_llm/scripts",
+    )
+    parser.add_argument(
         "--fallback-model",
         default=None,
         help="answer non-mock model names as this mock model, e.g. mock-echo",
@@ -159,7 +164,10 @@ def config_from_args(args: argparse.Namespace) -> MockServerConfig:
         seed=args.seed,
     )
     return MockServerConfig(
-        faults=faults, scripts_dir=args.scripts_dir, fallback_model=args.fallback_model
+        faults=faults,
+        scripts_dir=args.scripts_dir,
+        builtin_scripts=not getattr(args, "no_builtin_scripts", False),
+        fallback_model=args.fallback_model,
     )
 
 

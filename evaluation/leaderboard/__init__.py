@@ -1,0 +1,36 @@
+"""Leaderboards: scored trials in, ranked tables and a self-contained HTML report out.
+
+``build_leaderboard`` turns one run's ``TrialScore`` records into a ``Leaderboard`` (task-
+balanced means, pass@k, bootstrap CIs, infra errors and unscored trials listed apart);
+``to_markdown``, ``to_html`` and ``to_json`` render it. No Prefect here: flows call these.
+"""
+
+from evaluation.leaderboard.aggregate import build_leaderboard
+from evaluation.leaderboard.models import (
+    Leaderboard,
+    LeaderboardRow,
+    TaskCell,
+    TaskResult,
+    TrialIssue,
+    row_label,
+)
+from evaluation.leaderboard.records import ScoreStatus, TrialScore
+from evaluation.leaderboard.render import to_html, to_json, to_markdown
+from evaluation.leaderboard.stats import bootstrap_mean_ci, pass_at_k
+
+__all__ = [
+    "Leaderboard",
+    "LeaderboardRow",
+    "ScoreStatus",
+    "TaskCell",
+    "TaskResult",
+    "TrialIssue",
+    "TrialScore",
+    "bootstrap_mean_ci",
+    "build_leaderboard",
+    "pass_at_k",
+    "row_label",
+    "to_html",
+    "to_json",
+    "to_markdown",
+]

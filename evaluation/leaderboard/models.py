@@ -1,0 +1,136 @@
+"""The leaderboard as data: what ``build_leaderboard`` produces and every renderer reads.
+
+The renderers (markdown, HTML, JSON) only format these models; every number is computed once,
+in ``aggregate``, so the three renderings can never disagree. Conventions:
+- metric values and primary scores are on the scorers' 0-100 scale;
+- rates (success rate, pass@k) are fractions in [0, 1];
+- ``None`` means "nothing to average" (e.g. every trial of a task was an infra error), never 0.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def row_label(agent: str, model: str) -> str:
+    """How an (agent, model) pair is named in tables and plots; model '-' means no model."""
+    return agent if model == "-" else f"{agent} · {model}"
+
+
+class TrialIssue(_Frozen):
+    """A trial that produced no score: an infra error or an unscored task, with the reason."""
+
+    trial: str
+    agent: str
+    model: str
+    task_id: str
+    epoch: int
+    termination: str
+    detail: str | None = None
+
+
+class TaskCell(_Frozen):
+    """One (agent, model) on one task: its epochs, averaged over the scored ones."""
+
+    agent: str
+    model: str
+    n_epochs: int  # trials of any status
+    n_scored: int
+    n_infra_error: int
+    n_unscored: int
+    primary_mean: float | None  # None: no scored epoch (never counted as 0)
+    metrics: dict[str, float]  # per-metric means over the scored epochs that report it
+    successes: int  # scored epochs with success True
+    n_success_known: int  # scored epochs whose success is not None (pass@k's n)
+
+    @property
+    def label(self) -> str:
+        return row_label(self.agent, self.model)
+
+
+class TaskResult(_Frozen):
+    """One task across the leaderboard: a cell per (agent, model) that attempted it."""
+
+    task_id: str
+    suite: str
+    family: str
+    task_version: str
+    primary: str | None  # the task's primary metric (None if no epoch was scored)
+    cells: list[TaskCell]  # in ranking order
+
+    def cell(self, agent: str, model: str) -> TaskCell | None:
+        return next((c for c in self.cells if (c.agent, c.model) == (agent, model)), None)
+
+
+class LeaderboardRow(_Frozen):
+    """One (agent, model): the task-balanced means and the counts behind them."""
+
+    rank: int | None  # 1-based; None when nothing was scored (listed last)
+    agent: str
+    model: str
+    agent_config_hash: str
+    tasks_attempted: int  # distinct tasks with any trial
+    tasks_scored: int  # distinct tasks with at least one scored trial
+    trials: int
+    trials_scored: int
+    infra_errors: int
+    unscored: int
+    primary_mean: float | None  # mean over tasks of the per-task mean primary score
+    primary_ci: tuple[float, float] | None  # bootstrap CI over tasks; None with < 2 tasks
+    metrics: dict[str, float]  # per metric: mean over tasks of the per-task means
+    success_rate: float | None  # mean over tasks of the per-task success fraction
+    pass_at_k: dict[int, float | None]  # k = 1..Leaderboard.max_epochs
+    llm_calls: int  # the totals below are over scored trials
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost_usd: float | None  # None when partial: some scored trial made calls at unknown cost
+    cost_partial: bool
+    cost_usd_known: float  # the sum of the known costs (a lower bound when partial)
+    mean_agent_wall_s: float | None  # over scored trials
+    terminations: dict[str, int]  # over all trials, whatever their status
+
+    @property
+    def label(self) -> str:
+        return row_label(self.agent, self.model)
+
+
+class Leaderboard(_Frozen):
+    """A run's leaderboard: ranked rows, the per-task table, and the trials left out."""
+
+    run_id: str
+    title: str
+    mock_llm_used: bool
+    n_trials: int
+    suites: list[str]
+    primary_metrics: list[str]  # the primary metric names in use (one per family, usually)
+    metric_names: list[str]  # every metric any scored trial reported, sorted
+    max_epochs: int  # the most trials any (agent, model) has on one task; pass@k's largest k
+    ci_level: float
+    bootstrap_resamples: int
+    bootstrap_seed: int
+    rows: list[LeaderboardRow]  # in ranking order
+    tasks: list[TaskResult]  # sorted by task id
+    infra_errors: list[TrialIssue]
+    unscored: list[TrialIssue]
+
+    @property
+    def ranking(self) -> list[tuple[str, str]]:
+        """(agent, model) pairs, best first."""
+        return [(r.agent, r.model) for r in self.rows]
+
+    def row(self, agent: str, model: str) -> LeaderboardRow:
+        for r in self.rows:
+            if (r.agent, r.model) == (agent, model):
+                return r
+        raise KeyError(f"no leaderboard row for agent {agent!r}, model {model!r}")
+
+    def task(self, task_id: str) -> TaskResult:
+        for t in self.tasks:
+            if t.task_id == task_id:
+                return t
+        raise KeyError(f"no task {task_id!r} in the leaderboard")

@@ -1,0 +1,287 @@
+"""Leaderboard -> markdown, a self-contained HTML page, or JSON.
+
+The tables are built once, as plain text cells (``_tables``), and then written out as markdown
+or HTML, so both renderings show the same numbers. Every cell is raw text until the writer
+escapes it for its format: task ids, trial keys and error details come from agents and
+sandboxes and may contain anything (``<script>``, pipes, newlines).
+
+The HTML page has no scripts and no external assets (styles inline, plots inline SVG), so it
+can be archived as one file and opened offline; it is also well-formed XML, which the tests
+use to check it. When the run used the mock LLM, every rendering opens with a banner saying so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from html import escape
+
+from evaluation.leaderboard import formatting as fmt
+from evaluation.leaderboard import plots
+from evaluation.leaderboard.models import Leaderboard, TrialIssue
+
+MD_DETAIL_CHARS = 500  # markdown tables truncate long details; HTML and JSON keep them whole
+
+
+@dataclass(frozen=True)
+class _Table:
+    key: str
+    headers: list[str]
+    rows: list[list[str]]
+    numeric: frozenset[int]  # column indexes that hold numbers (right-aligned)
+    empty: str  # what to say when there are no rows
+
+
+def to_json(lb: Leaderboard) -> str:
+    """The full leaderboard as JSON; ``Leaderboard.model_validate_json`` reads it back."""
+    return lb.model_dump_json(indent=2)
+
+
+def _tables(lb: Leaderboard) -> dict[str, _Table]:
+    primary = fmt.primary_name(lb)
+    metrics = fmt.extra_metrics(lb)
+
+    board_headers = [
+        "#", "Agent", "Model", f"{primary} (mean)", f"{round(100 * lb.ci_level)}% CI",
+        "Success", *metrics, "Tasks scored", "Trials scored", "Infra errors", "Unscored",
+        "Tokens", "Cost (USD)", "Wall s (mean)", "Terminations",
+    ]  # fmt: skip
+    board_rows = [
+        [
+            str(r.rank) if r.rank is not None else fmt.MISSING,
+            r.agent,
+            r.model,
+            fmt.score(r.primary_mean),
+            fmt.ci(r.primary_ci),
+            fmt.rate(r.success_rate),
+            *(fmt.score(r.metrics.get(m)) for m in metrics),
+            f"{r.tasks_scored}/{r.tasks_attempted}",
+            f"{r.trials_scored}/{r.trials}",
+            str(r.infra_errors),
+            str(r.unscored),
+            fmt.count(r.total_tokens),
+            fmt.cost(r),
+            fmt.seconds(r.mean_agent_wall_s),
+            fmt.terminations(r.terminations),
+        ]
+        for r in lb.rows
+    ]
+    n_metrics = len(metrics)
+    board_numeric = frozenset({0, 3, 4, 5, *range(6, 6 + n_metrics + 7)})
+
+    ks = list(range(1, lb.max_epochs + 1))
+    pass_rows = [
+        [
+            str(r.rank) if r.rank is not None else fmt.MISSING,
+            r.agent,
+            r.model,
+            *(fmt.rate(r.pass_at_k.get(k)) for k in ks),
+        ]
+        for r in lb.rows
+    ]
+
+    task_headers = [
+        "Task", "Family", "Agent", "Model", f"{primary} (mean)", *metrics, "Scored / epochs",
+        "Successes", "Infra errors", "Unscored",
+    ]  # fmt: skip
+    task_rows = [
+        [
+            t.task_id,
+            t.family,
+            c.agent,
+            c.model,
+            fmt.score(c.primary_mean),
+            *(fmt.score(c.metrics.get(m)) for m in metrics),
+            f"{c.n_scored}/{c.n_epochs}",
+            f"{c.successes}/{c.n_success_known}" if c.n_success_known else fmt.MISSING,
+            str(c.n_infra_error),
+            str(c.n_unscored),
+        ]
+        for t in lb.tasks
+        for c in t.cells
+    ]
+
+    def issues(items: list[TrialIssue]) -> list[list[str]]:
+        return [
+            [i.trial, i.agent, i.model, i.task_id, str(i.epoch), i.termination,
+             i.detail or fmt.MISSING]
+            for i in items
+        ]  # fmt: skip
+
+    issue_headers = ["Trial", "Agent", "Model", "Task", "Epoch", "Termination"]
+    return {
+        "board": _Table("board", board_headers, board_rows, board_numeric, "No trials."),
+        "pass": _Table(
+            "pass",
+            ["#", "Agent", "Model", *(f"pass@{k}" for k in ks)],
+            pass_rows,
+            frozenset({0, *range(3, 3 + len(ks))}),
+            "No trials.",
+        ),
+        "tasks": _Table(
+            "tasks",
+            task_headers,
+            task_rows,
+            frozenset(range(4, len(task_headers))),
+            "No tasks.",
+        ),
+        "infra": _Table(
+            "infra",
+            [*issue_headers, "Detail"],
+            issues(lb.infra_errors),
+            frozenset({4}),
+            "None: every trial ran.",
+        ),
+        "unscored": _Table(
+            "unscored",
+            [*issue_headers, "Reason"],
+            issues(lb.unscored),
+            frozenset({4}),
+            "None: every task has a scorer.",
+        ),
+    }
+
+
+PASS_NOTE = (
+    "Unbiased estimator 1 - C(n-c, k)/C(n, k) per task (n graded epochs, c successes), averaged "
+    "over the tasks with at least k graded epochs; "
+    f"{fmt.MISSING} means no task had k graded epochs (not 0)."
+)
+TASK_NOTE = (
+    "Means over the scored epochs of each task; a task with no scored epoch shows "
+    f"{fmt.MISSING} and is left out of the agent's means (it is not counted as 0)."
+)
+SECTIONS = [
+    ("board", "Leaderboard", None),
+    ("pass", "pass@k", PASS_NOTE),
+    ("tasks", "Per task", TASK_NOTE),
+    ("infra", "Infra errors", "Trials that could not be run fairly; excluded from every score."),
+    ("unscored", "Unscored", "Trials of tasks without a scorer; excluded from every score."),
+]
+
+
+# --- markdown ------------------------------------------------------------------------------
+
+
+def _md(text: str, limit: int | None = None) -> str:
+    """Text safe in a markdown table cell: one line, no raw HTML, pipes escaped."""
+    text = re.sub(r"\s+", " ", text).strip()
+    if limit is not None:
+        text = fmt.truncate(text, limit)
+    text = escape(text, quote=False).replace("\\", "&#92;").replace("|", "\\|")
+    return text or " "
+
+
+def _md_table(table: _Table) -> str:
+    if not table.rows:
+        return f"_{table.empty}_"
+    limit = MD_DETAIL_CHARS if table.key in ("infra", "unscored") else None
+    align = ["---:" if i in table.numeric else "---" for i in range(len(table.headers))]
+    lines = [
+        "| " + " | ".join(_md(h) for h in table.headers) + " |",
+        "|" + "|".join(align) + "|",
+    ]
+    lines += ["| " + " | ".join(_md(c, limit) for c in row) + " |" for row in table.rows]
+    return "\n".join(lines)
+
+
+def to_markdown(lb: Leaderboard) -> str:
+    """The leaderboard as GitHub-flavoured markdown."""
+    out = [f"# {_md(lb.title)}", ""]
+    if lb.mock_llm_used:
+        out += [f"> **⚠️ {fmt.MOCK_HEADLINE}.** {fmt.MOCK_TEXT}", ""]
+    out += [_md(fmt.summary(lb)), ""]
+    warning = fmt.coverage_warning(lb)
+    if warning:
+        out += [f"> **Note.** {_md(warning)}", ""]
+    tables = _tables(lb)
+    for key, heading, note in SECTIONS:
+        out += [f"## {heading}", ""]
+        if note:
+            out += [_md(note), ""]
+        out += [_md_table(tables[key]), ""]
+    return "\n".join(out)
+
+
+# --- HTML ----------------------------------------------------------------------------------
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2rem;
+       color: #222; max-width: 1400px; }
+h1 { margin-bottom: 0.3rem; }
+.summary { color: #444; max-width: 70rem; }
+.mock { border: 3px solid #b71c1c; background: #ffebee; color: #b71c1c; padding: 0.8rem 1rem;
+        margin: 1rem 0; font-size: 1.1rem; }
+.mock strong { display: block; font-size: 1.3rem; margin-bottom: 0.3rem; }
+.warning { border-left: 4px solid #f9a825; background: #fffde7; padding: 0.5rem 0.8rem; }
+section { margin: 2rem 0; }
+.note { color: #555; font-size: 0.9rem; }
+.plot { overflow-x: auto; margin: 0.8rem 0; }
+svg text { font-family: inherit; }
+table { border-collapse: collapse; font-size: 0.88rem; margin-top: 0.5rem; }
+th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: left;
+         vertical-align: top; }
+th { background: #f3f3f3; position: sticky; top: 0; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.detail { white-space: pre-wrap; font-family: ui-monospace, monospace; max-width: 50rem;
+            overflow-wrap: anywhere; }
+tbody tr:nth-child(even) { background: #fafafa; }
+"""
+
+
+def _h(text: str) -> str:
+    return escape(text, quote=True)
+
+
+def _html_table(table: _Table) -> str:
+    if not table.rows:
+        return f'<p class="note">{_h(table.empty)}</p>'
+    detail_col = len(table.headers) - 1 if table.key in ("infra", "unscored") else None
+
+    def cls(i: int) -> str:
+        if i in table.numeric:
+            return ' class="num"'
+        return ' class="detail"' if i == detail_col else ""
+
+    head = "".join(f"<th{cls(i)}>{_h(h)}</th>" for i, h in enumerate(table.headers))
+    body = "".join(
+        "<tr>" + "".join(f"<td{cls(i)}>{_h(c)}</td>" for i, c in enumerate(row)) + "</tr>"
+        for row in table.rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def to_html(lb: Leaderboard) -> str:
+    """One self-contained HTML page: banner, plots (inline SVG) and the tables."""
+    tables = _tables(lb)
+    page_title = ("[MOCK LLM] " if lb.mock_llm_used else "") + lb.title
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8"/>',
+        '<meta name="viewport" content="width=device-width, initial-scale=1"/>',
+        f"<title>{_h(page_title)}</title><style>{CSS}</style></head><body>",
+        f"<header><h1>{_h(lb.title)}</h1>",
+    ]
+    if lb.mock_llm_used:
+        parts.append(
+            f'<div class="mock" role="alert"><strong>⚠ {_h(fmt.MOCK_HEADLINE)}</strong>'
+            f"{_h(fmt.MOCK_TEXT)}</div>"
+        )
+    parts.append(f'<p class="summary">{_h(fmt.summary(lb))}</p>')
+    warning = fmt.coverage_warning(lb)
+    if warning:
+        parts.append(f'<p class="warning"><strong>Note.</strong> {_h(warning)}</p>')
+    parts.append("</header>")
+
+    plots_for = {
+        "board": [plots.score_bars(lb), plots.status_bars(lb)],
+        "tasks": [plots.task_heatmap(lb)],
+    }
+    for key, heading, note in SECTIONS:
+        parts.append(f'<section id="{key}"><h2>{_h(heading)}</h2>')
+        if note:
+            parts.append(f'<p class="note">{_h(note)}</p>')
+        parts += [f'<div class="plot">{svg}</div>' for svg in plots_for.get(key, [])]
+        parts.append(_html_table(tables[key]) + "</section>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
