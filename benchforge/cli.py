@@ -7,8 +7,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchforge.errors import BenchforgeError
+
+if TYPE_CHECKING:
+    from agents.protocol import AgentLimits
 
 DESCRIPTION = """\
 Benchforge builds, runs and scores benchmarks for data agents.
@@ -20,7 +24,11 @@ Stages:
   gold       build a gold dbt repository on a dataset (dbt build + docs, stored as artifacts)
   task       validate task specs, export their JSON Schema, regenerate contracts, self-verify
   score      score a candidate repository against a task's gold (CS / CFS / SR)
-  pipeline   the end-to-end pipeline on embedded defaults (what the README runs)
+  run        run agents on a suite of tasks (sandboxed, resumable), then score the trials
+  score-run  (re)score a run's stored trials without re-running agents
+  report     print and save a run's leaderboard (markdown + HTML with plots)
+  nightly    synthesize -> gold -> verify tasks -> run -> score -> report (the README's job)
+  pipeline   synthesize + build gold for every shipped domain
   mock-llm   a local OpenAI-compatible server with scripted replies and injectable faults
 
 Settings come from BENCHFORGE_* environment variables or a benchforge.toml file
@@ -191,6 +199,137 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _datasets(pairs: list[str] | None) -> dict[str, str]:
+    found = {}
+    for pair in pairs or []:
+        domain, sep, location = pair.partition("=")
+        if not sep or not domain or not location:
+            raise BenchforgeError(f"--dataset expects DOMAIN=LOCATION, got {pair!r}")
+        found[domain] = location
+    return found
+
+
+def _limits(args: argparse.Namespace) -> AgentLimits:
+    from agents.protocol import AgentLimits
+
+    given = {
+        name: getattr(args, name)
+        for name in ("max_rounds", "action_timeout_s", "wall_s")
+        if getattr(args, name, None) is not None
+    }
+    return AgentLimits(**given)
+
+
+def _print_run(summary: object) -> None:
+    from flows.runs import RunSummary
+
+    assert isinstance(summary, RunSummary)
+    iso = summary.isolation
+    print(f"run {summary.run_id}: {summary.trials} trials, {summary.skipped} already done, "
+          f"{summary.ran} run ({summary.infra_errors} infrastructure errors) "
+          f"in {summary.seconds:.1f}s -> {summary.uri}")  # fmt: skip
+    if summary.terminations:
+        print("  terminations: " + ", ".join(f"{k} {v}" for k, v in
+                                             sorted(summary.terminations.items())))  # fmt: skip
+    print(f"  sandbox: {iso.backend} (network {iso.network}, filesystem {iso.filesystem})")
+    for note in iso.notes:
+        print(f"  sandbox note: {note}")
+    if summary.mock_llm:
+        print("  LLM: the Benchforge mock server (scripted replies, not a real model)")
+
+
+def _run(args: argparse.Namespace) -> int:
+    _quiet_prefect(args.verbose)
+    from benchforge.progress import listening
+    from benchforge.progress_bar import TrialProgress
+    from flows.runs import run_suite, score_run
+
+    with TrialProgress("trials") as bar, listening(bar.update):
+        summary = run_suite(
+            suites=args.suite, agents=args.agent, models=args.model or [], epochs=args.epochs,
+            concurrency=args.concurrency, sandbox_concurrency=args.sandbox_concurrency,
+            llm_concurrency=args.llm_concurrency, chunk_size=args.chunk_size,
+            workers=args.workers, run_id=args.run_id, tasks_root=args.tasks_root,
+            task_ids=args.task or None, limits=_limits(args),
+            datasets=_datasets(args.dataset), dask=args.dask,
+        )  # fmt: skip
+    _print_run(summary)
+    if not args.no_score:
+        with TrialProgress("scoring") as bar, listening(bar.update):
+            scores = score_run(run_id=summary.run_id, workers=args.workers)
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
+        print(f"  scored {scores.scored} trials ({statuses}) in {scores.seconds:.1f}s; "
+              f"see `benchforge report {summary.run_id}`")  # fmt: skip
+    return 0
+
+
+def _score_run(args: argparse.Namespace) -> int:
+    _quiet_prefect(args.verbose)
+    from benchforge.progress import listening
+    from benchforge.progress_bar import TrialProgress
+    from flows.runs import score_run
+
+    with TrialProgress("scoring") as bar, listening(bar.update):
+        scores = score_run(run_id=args.run_id, rescore=args.rescore, workers=args.workers)
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
+    print(f"run {scores.run_id}: scored {scores.scored} trials ({statuses}), "
+          f"{scores.skipped} already scored, in {scores.seconds:.1f}s")  # fmt: skip
+    return 0
+
+
+def latest_run_id() -> str:
+    from agents.runs.models import RunSpec
+    from benchforge.artifacts import open_store
+    from benchforge.settings import load_settings
+
+    store = open_store(load_settings().artifact_root)
+    specs = [
+        RunSpec.model_validate_json(store.get_bytes(info.key))
+        for info in store.list("runs/")
+        if info.key.count("/") == 2 and info.key.endswith("/run.json")
+    ]
+    if not specs:
+        raise BenchforgeError("no runs in the artifact store yet: `benchforge run ...` first")
+    return max(specs, key=lambda s: s.created_at).run_id
+
+
+def _report(args: argparse.Namespace) -> int:
+    _quiet_prefect(args.verbose)
+    from flows.report import report
+
+    result = report(run_id=args.run_id or latest_run_id())
+    print(result.markdown)
+    for name, uri in sorted(result.uris.items()):
+        print(f"saved {name}: {uri}")
+    return 0
+
+
+def _nightly(args: argparse.Namespace) -> int:
+    _quiet_prefect(args.verbose)
+    from datetime import date
+
+    from benchforge.progress import listening
+    from benchforge.progress_bar import TrialProgress
+    from flows.nightly import nightly
+
+    with TrialProgress("nightly") as bar, listening(bar.update):
+        result = nightly(
+            run_date=date.fromisoformat(args.date) if args.date else None,
+            suites=args.suite or None, agents=args.agent or None, models=args.model or None,
+            epochs=args.epochs, datasets=_datasets(args.dataset), verify=not args.no_verify,
+            verify_mutations=args.mutations, run_id=args.run_id,
+        )  # fmt: skip
+    for domain, location in sorted(result.datasets.items()):
+        print(f"dataset {domain}: {location}")
+        print(f"gold {domain}: {result.gold[domain]}")
+    print(f"verified {result.verified_tasks} tasks (gold 100, do-nothing 0)")
+    _print_run(result.run)
+    print(result.report.markdown)
+    for name, uri in sorted(result.report.uris.items()):
+        print(f"saved {name}: {uri}")
+    return 0
+
+
 def _settings(_: argparse.Namespace) -> int:
     from benchforge.settings import load_settings
 
@@ -275,6 +414,63 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--report", help="where to write the JSON report")
     score.add_argument("--work", help="keep builds in this folder (default: a temp folder)")
     score.set_defaults(func=_score)
+
+    run = sub.add_parser(
+        "run",
+        help="run agents on a suite of tasks, then score",
+        description=(
+            "Runs every (task, agent, model, epoch) not yet done in the run (resumable: rerun\n"
+            "with --run-id to continue after a crash), each trial in a private sandboxed\n"
+            "workspace, then scores the trials (flow score_run). Agents: oracle, null,\n"
+            "react-de, single-call, command=agent.yaml, react-de=config.yaml. With no API key\n"
+            "configured, models must be the mock server's (mock-echo, mock-script:<name>)\n"
+            "and the run starts it."
+        ),
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    run.add_argument("--suite", action="append", required=True, help="suite folder name")
+    run.add_argument("--agent", action="append", required=True, help="agent (repeatable)")
+    run.add_argument("--model", action="append", help="model for agents that call one")
+    run.add_argument("--epochs", type=int, default=1)
+    run.add_argument("--run-id", help="resume or name a run (default: a new id)")
+    run.add_argument("--task", action="append", help="only these task ids")
+    run.add_argument("--tasks-root", default="task_specs")
+    run.add_argument("--dataset", action="append", help="DOMAIN=LOCATION dataset override")
+    run.add_argument("--concurrency", type=int, default=8, help="trials at once")
+    run.add_argument("--sandbox-concurrency", type=int, default=4, help="sandboxes at once")
+    run.add_argument("--llm-concurrency", type=int, default=16, help="model calls per model")
+    run.add_argument("--chunk-size", type=int, default=25, help="trials per Prefect task")
+    run.add_argument("--workers", type=int, default=2, help="chunk threads / Dask workers")
+    run.add_argument("--dask", help="local[:N] (a local Dask cluster) or a scheduler address")
+    run.add_argument("--max-rounds", type=int, help="model calls per trial (default 50)")
+    run.add_argument("--action-timeout-s", type=float, help="per tool call (default 120)")
+    run.add_argument("--wall-s", type=float, help="per trial (default 1800)")
+    run.add_argument("--no-score", action="store_true", help="do not score after running")
+    run.set_defaults(func=_run)
+
+    score_run = sub.add_parser("score-run", help="(re)score a run's trials")
+    score_run.add_argument("run_id")
+    score_run.add_argument("--rescore", action="store_true", help="score every trial again")
+    score_run.add_argument("--workers", type=int, default=2)
+    score_run.set_defaults(func=_score_run)
+
+    report = sub.add_parser("report", help="print and save a run's leaderboard")
+    report.add_argument("run_id", nargs="?", help="default: the latest run")
+    report.set_defaults(func=_report)
+
+    nightly = sub.add_parser(
+        "nightly", help="the nightly evaluation: synthesize -> gold -> verify -> run -> report"
+    )
+    nightly.add_argument("--date", help="YYYY-MM-DD: the run is nightly-<date> (backfills)")
+    nightly.add_argument("--suite", action="append", help="default: de-crm")
+    nightly.add_argument("--agent", action="append", help="default: oracle, null, react-de")
+    nightly.add_argument("--model", action="append", help="default: the mock react-de script")
+    nightly.add_argument("--epochs", type=int, default=1)
+    nightly.add_argument("--dataset", action="append", help="DOMAIN=LOCATION dataset override")
+    nightly.add_argument("--run-id", help="default: nightly-<date>")
+    nightly.add_argument("--no-verify", action="store_true", help="skip task self-verification")
+    nightly.add_argument("--mutations", action="store_true", help="verify mutations too")
+    nightly.set_defaults(func=_nightly)
 
     mock = sub.add_parser(
         "mock-llm",

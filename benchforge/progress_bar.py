@@ -65,3 +65,47 @@ class DatasetProgress:
             done = self.progress.tasks[self._rows].completed
             self.progress.update(self._rows, total=done, description="rows generated")
         self.progress.stop()
+
+
+class TrialProgress:
+    """One bar over the trials (or scores) of a run: events ``planned`` then one per trial."""
+
+    def __init__(self, label: str, enabled: bool = True):
+        self.enabled = enabled and sys.stderr.isatty()
+        self.label = label
+        self.progress = Progress(
+            TextColumn("{task.description:<28}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            disable=not self.enabled,
+        )
+        self._task: TaskID | None = None
+        self.counts: dict[str, int] = {}
+
+    def __enter__(self) -> TrialProgress:
+        self.progress.start()
+        self._task = self.progress.add_task(self.label, total=None)
+        return self
+
+    def update(self, event: Any) -> None:
+        if self._task is None:
+            return
+        pending = getattr(event, "pending", None)
+        if pending is not None:
+            self.progress.update(self._task, total=pending, completed=0)
+            return
+        status = getattr(event, "status", None)
+        if status is not None:
+            self.counts[status] = self.counts.get(status, 0) + 1
+            detail = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
+            self.progress.update(self._task, advance=1, description=f"{self.label} ({detail})")
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.progress.stop()

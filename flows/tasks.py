@@ -19,14 +19,16 @@ MUTATIONS_DIR = PROJECT_ROOT / "task_specs" / "mutations"
 
 
 @task(name="verify-task")
-def verify_one(loaded: LoadedTask, dataset_dir: str, work: str) -> TaskVerification:
+def verify_one(loaded: LoadedTask, dataset_dir: str, work: str,
+               mutations: bool = True) -> TaskVerification:  # fmt: skip
     catalogue_path = MUTATIONS_DIR / f"{loaded.spec.domain}.yaml"
-    catalogue = load_catalogue(catalogue_path) if catalogue_path.exists() else None
+    catalogue = load_catalogue(catalogue_path) if mutations and catalogue_path.exists() else None
     return verify_task(loaded, Path(dataset_dir), Path(work), catalogue)
 
 
 @flow(name="verify_tasks")
-def verify_tasks(path: str = "task_specs", work: str | None = None) -> list[TaskVerification]:
+def verify_tasks(path: str = "task_specs", work: str | None = None,
+                 mutations: bool = True) -> list[TaskVerification]:  # fmt: skip
     """Validates every task under ``path``; for executable tasks checks gold = 100/100/100,
     the do-nothing submission = 0 and every mutation of the domain's catalogue = its predicted
     score. Fails (naming the tasks) if any check does not hold."""
@@ -39,7 +41,8 @@ def verify_tasks(path: str = "task_specs", work: str | None = None) -> list[Task
         for loaded in tasks:
             ref = loaded.spec.dataset
             dataset_dir = local_dataset(ref.domain, None, root / "datasets", ref.scale, ref.seed)
-            results.append(verify_one(loaded, str(dataset_dir), str(root / "work")))
+            # "scoring": the gold cache score_run uses too, when both get the same work root
+            results.append(verify_one(loaded, str(dataset_dir), str(root / "scoring"), mutations))
             logger.info("%s: %s", loaded.key, "ok" if results[-1].ok else results[-1].problems)
     lines = ["| task | gold CS/CFS/SR | empty | mutations | ok |", "|---|---|---|---|---|"]
     for r in results:

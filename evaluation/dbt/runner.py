@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from benchforge.errors import BenchforgeError
+from benchforge.sandbox import SandboxBackend, SandboxError, SandboxLimits, SandboxRequest
 
 PROFILE_TEMPLATE = """benchforge:
   target: dev
@@ -73,6 +74,8 @@ def run_dbt(
     profiles_dir: Path | None = None,
     timeout_s: float = 1800,
     extra_env: dict[str, str] | None = None,
+    sandbox: SandboxBackend | None = None,
+    hidden: list[Path] | None = None,
 ) -> DbtInvocation:
     """Runs ``dbt <args>`` for ``project_dir`` against the DuckDB file ``db_path``.
 
@@ -99,6 +102,12 @@ def run_dbt(
         "DBT_USE_COLORS": "false",
         **(extra_env or {}),
     }
+    if sandbox is not None:
+        # The writable root must hold the database too (scoring keeps it beside work_dir).
+        root = db_path.parent if work_dir.resolve().is_relative_to(db_path.parent.resolve()) \
+            else work_dir  # fmt: skip
+        return _run_sandboxed(sandbox, command, args, project_dir, root, env, timeout_s,
+                              hidden or [], target_dir)  # fmt: skip
     started = time.perf_counter()
     try:
         proc = subprocess.run(
@@ -116,6 +125,36 @@ def run_dbt(
         target_dir=target_dir,
         results=_read_results(target_dir / "run_results.json"),
         log_tail=(proc.stdout + proc.stderr)[-4000:],
+    )
+
+
+def _run_sandboxed(sandbox: SandboxBackend, command: list[str], args: list[str],
+                   project_dir: Path, work_dir: Path, host_env: dict[str, str], timeout_s: float,
+                   hidden: list[Path], target_dir: Path) -> DbtInvocation:  # fmt: skip
+    """Untrusted projects (agent submissions): dbt in the sandbox, the project read-only, writes
+    only under ``work_dir`` (database, target, logs), no network, ``hidden`` masked."""
+    passed = ("BENCHFORGE_DBT_DB", "DO_NOT_TRACK", "DBT_SEND_ANONYMOUS_USAGE_STATS",
+              "DBT_USE_COLORS", "LANG")  # fmt: skip
+    env = {name: host_env[name] for name in passed if name in host_env}
+    env |= {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(work_dir)}  # fmt: skip
+    request = SandboxRequest(
+        argv=command, workspace=work_dir, read_only=[project_dir], hidden=hidden, env=env,
+        limits=SandboxLimits(wall_s=timeout_s, memory_mb=4096, max_processes=256),
+    )  # fmt: skip
+    try:
+        result = sandbox.run(request)
+    except SandboxError as err:
+        raise DbtRunError(f"could not start dbt in the sandbox: {err}") from err
+    if result.timed_out:
+        raise DbtRunError(f"dbt {' '.join(args)} timed out after {timeout_s:.0f}s")
+    return DbtInvocation(
+        command=command,
+        returncode=result.returncode if result.returncode is not None else -9,
+        seconds=result.wall_s,
+        target_dir=target_dir,
+        results=_read_results(target_dir / "run_results.json"),
+        log_tail=(result.stdout + result.stderr)[-4000:],
     )
 
 

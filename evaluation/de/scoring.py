@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 from pydantic import BaseModel
 
+from benchforge.sandbox import SandboxBackend
 from benchforge.sql import qualified, quote
 from evaluation.dbt.manifest import DbtManifest, ModelNode, load_manifest
 from evaluation.dbt.runner import DbtInvocation, NodeResult, run_dbt
@@ -97,9 +98,11 @@ def score_candidate(
     scoring: DeScoring,
     scored_nodes: set[str] | None = None,
     node_timeout_s: float = 600,
+    sandbox: SandboxBackend | None = None,
 ) -> DeScore:
     """Scores the dbt project in ``candidate``. ``scored_nodes`` limits the weighted nodes
-    (de_evol weighs only the nodes its change touches); others get weight 0."""
+    (de_evol weighs only the nodes its change touches); others get weight 0. With a
+    ``sandbox``, the candidate's dbt runs in it, the gold folder hidden."""
     if work_dir.exists():
         shutil.rmtree(work_dir)
     work_dir.mkdir(parents=True)
@@ -115,7 +118,8 @@ def score_candidate(
         copy_warehouse(dataset_dir, cand_db)
         profiles = _profiles(work_dir)
         t0 = time.perf_counter()
-        run = run_dbt(candidate, cand_db, ["run"], work_dir / "run", profiles_dir=profiles)
+        run = run_dbt(candidate, cand_db, ["run"], work_dir / "run", profiles_dir=profiles,
+                      sandbox=sandbox, hidden=[gold_folder])  # fmt: skip
         timings["cfs_build"] = time.perf_counter() - t0
         manifest_path = work_dir / "run" / "target" / "manifest.json"
         if manifest_path.exists():
@@ -128,7 +132,8 @@ def score_candidate(
             if pending:
                 t0 = time.perf_counter()
                 run_dbt(candidate, cand_db, ["compile", "--select", *pending],
-                                   work_dir / "compile", profiles_dir=profiles)  # fmt: skip
+                        work_dir / "compile", profiles_dir=profiles, sandbox=sandbox,
+                        hidden=[gold_folder])  # fmt: skip
                 timings["compile"] = time.perf_counter() - t0
                 cand_manifest = _with_compiled(cand_manifest, work_dir / "compile")
     t0 = time.perf_counter()
@@ -180,6 +185,9 @@ def _score_nodes(
     con.execute(f"ATTACH '{gold_db}' AS gold (READ_ONLY)")
     if cand is not None and cand_db.exists():
         con.execute(f"ATTACH '{cand_db}' AS cand (READ_ONLY)")
+    # Candidate SQL runs in this process: no files, no network, no settings changes from it.
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
     statuses = {r.unique_id: r for r in (run.results if run else [])}
     rewrite = _relation_map(gold, cand) if cand is not None else {}
     results: dict[str, NodeScore] = {}

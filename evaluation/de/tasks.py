@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from benchforge.sandbox import SandboxBackend
 from evaluation.dbt.manifest import load_manifest
 from evaluation.de.mutations import MutationCatalogue, PredictedScore, apply_mutation, predict
 from evaluation.de.scoring import DeScore, score_candidate
@@ -77,9 +78,10 @@ def scoring_of(task: LoadedTask) -> DeScoring:
 
 
 def score_task(task: LoadedTask, candidate: Path, gold: TaskGold, dataset_dir: Path,
-               work: Path) -> DeScore:  # fmt: skip
+               work: Path, sandbox: SandboxBackend | None = None) -> DeScore:  # fmt: skip
     scored = set(gold.scored_nodes) if gold.scored_nodes is not None else None
-    return score_candidate(candidate, gold.gold_folder, dataset_dir, work, scoring_of(task), scored)
+    return score_candidate(candidate, gold.gold_folder, dataset_dir, work, scoring_of(task), scored,
+                           sandbox=sandbox)  # fmt: skip
 
 
 def workspace(task: LoadedTask, gold_folder: Path | None, dest: Path) -> Path:

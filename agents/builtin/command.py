@@ -1,0 +1,112 @@
+"""``command``: any external agent (an OpenHands / Codex / Claude Code style CLI) through a
+subprocess contract.
+
+The contract, for authors of such a CLI:
+- It is started in the sandbox, working directory = the workspace, with ``argv`` from the agent
+  config, where ``{workspace}``, ``{prompt_file}`` and ``{model}`` are substituted.
+- The task prompt is in ``TASK.md`` (``$BENCHFORGE_PROMPT_FILE``) and on stdin.
+- Environment: ``BENCHFORGE_WORKSPACE``, ``BENCHFORGE_PROMPT_FILE``, ``BENCHFORGE_TASK_FAMILY``,
+  ``BENCHFORGE_DATA`` (read-only dataset folder), ``BENCHFORGE_DBT_DB`` and ``DBT_PROFILES_DIR``
+  (a dbt profile ``benchforge`` on a dev DuckDB in the workspace), and when a model is set
+  ``BENCHFORGE_MODEL``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``. Nothing else of the host's
+  environment is passed.
+- It writes its outputs in the workspace; an optional final answer goes to ``answer.txt``.
+- Exit code 0 = finished, anything else = agent error (scored on what it left); running past
+  ``wall_s`` = wall_clock. Network is off unless the config sets ``network: true`` (needed for a
+  CLI that calls a remote model itself; recorded in the trial's isolation).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.protocol import AgentOutcome, Step, TaskEnvironment
+from agents.tools.de import ensure_dev_database, sandbox_request
+
+
+class CommandAgentConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(default="command", pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    argv: list[str] = Field(min_length=1)
+    env: dict[str, str] = Field(default_factory=dict, description="extra, non-secret variables")
+    network: bool = False
+    wall_s: float | None = Field(default=None, gt=0, description="None: the trial's budget")
+    uses_model: bool = False
+
+
+class CommandAgent:
+    def __init__(self, config: CommandAgentConfig) -> None:
+        self._config = config
+        self.name = config.name
+
+    @property
+    def config(self) -> CommandAgentConfig:
+        return self._config
+
+    @property
+    def uses_model(self) -> bool:
+        return self._config.uses_model
+
+    def _argv(self, env: TaskEnvironment, model: str) -> list[str]:
+        values = {
+            "workspace": str(env.workspace),
+            "prompt_file": str(env.workspace / "TASK.md"),
+            "model": model,
+        }
+        return [part.format(**values) for part in self._config.argv]
+
+    async def run(self, env: TaskEnvironment) -> AgentOutcome:
+        ensure_dev_database(env)
+        extra = {
+            **self._config.env,
+            "BENCHFORGE_PROMPT_FILE": str(env.workspace / "TASK.md"),
+            "BENCHFORGE_TASK_FAMILY": env.family,
+        }
+        model = env.key.model
+        if env.llm is not None:
+            key = env.llm.config.api_key
+            extra |= {
+                "BENCHFORGE_MODEL": env.llm.config.model,
+                "OPENAI_BASE_URL": env.llm.config.normalized_base_url,
+                "OPENAI_API_KEY": key.get_secret_value() if key else "",
+            }
+        env.env = {**env.env, **extra}
+        wall = self._config.wall_s or env.limits.wall_s
+        request = sandbox_request(
+            env, self._argv(env, model), wall_s=wall, stdin=env.prompt, network=self._config.network
+        )
+        started, t0 = env.trajectory.start()
+        result = await env.sandbox.run_async(request)
+        env.trajectory.add(
+            Step(
+                kind="tool",
+                index=env.trajectory.next_index(),
+                started_at=started,
+                seconds=time.monotonic() - t0,
+                name="command",
+                arguments={"argv": request.argv},
+                output=(result.stdout + "\n" + result.stderr)[-6000:],
+                ok=result.returncode == 0,
+                exit_code=result.returncode,
+                timed_out=result.timed_out,
+            )
+        )
+        answer_file = env.workspace / "answer.txt"
+        answer = _read_answer(answer_file)
+        if result.timed_out:
+            return AgentOutcome(termination="wall_clock", answer=answer)
+        if result.returncode != 0:
+            reason = result.killed_reason or f"exit code {result.returncode}"
+            return AgentOutcome(termination="agent_error", answer=answer, error=reason)
+        return AgentOutcome(termination="finished", answer=answer)
+
+
+def _read_answer(path: Path) -> str | None:
+    resolved = path.resolve()
+    if path.is_symlink() or not resolved.is_file() or resolved.parent != path.parent.resolve():
+        return None
+    return resolved.read_text(errors="replace")[:20000]

@@ -1,0 +1,23 @@
+"""``null``: submits the workspace as it was given. Every executable task must score it 0."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from agents.protocol import AgentOutcome, TaskEnvironment
+
+
+class NullConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class NullAgent:
+    name = "null"
+    uses_model = False
+
+    @property
+    def config(self) -> NullConfig:
+        return NullConfig()
+
+    async def run(self, env: TaskEnvironment) -> AgentOutcome:
+        return AgentOutcome(termination="finished", answer=None)

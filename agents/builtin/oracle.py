@@ -1,0 +1,49 @@
+"""``oracle``: applies the gold solution. Every executable task must score it 100; a task where
+it does not is a broken task, not a weak agent.
+
+It is the only agent that sees a solution: the runner hands it a ``SolutionProvider`` (built
+from the gold repositories) instead of putting anything gold into the workspace.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from agents.protocol import AgentOutcome, TaskEnvironment, TrialKey
+
+SolutionProvider = Callable[[TrialKey], Path | None]
+"""The folder to copy over ``workspace/repo`` for a trial, or None: no reference solution."""
+
+_IGNORED = shutil.ignore_patterns("target", "logs", "dbt_packages", ".user.yml")
+
+
+class OracleConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class OracleAgent:
+    name = "oracle"
+    uses_model = False
+
+    def __init__(self, solutions: SolutionProvider) -> None:
+        self.solutions = solutions
+
+    @property
+    def config(self) -> OracleConfig:
+        return OracleConfig()
+
+    async def run(self, env: TaskEnvironment) -> AgentOutcome:
+        solution = self.solutions(env.key)
+        if solution is None:
+            return AgentOutcome(
+                termination="finished", answer=None, error="no reference solution for this task"
+            )
+        repo = env.workspace / "repo"
+        if repo.exists():
+            shutil.rmtree(repo)
+        shutil.copytree(solution, repo, ignore=_IGNORED)
+        return AgentOutcome(termination="finished", answer=f"applied the solution {solution.name}")

@@ -1,0 +1,202 @@
+"""The agent protocol: what an agent is given (a task environment) and what a trial returns.
+
+A trial is one agent configuration attempting one task version once (an epoch). It is keyed by
+(suite, task id, task version, agent name, agent config hash, model, epoch) and is *done* when
+its result artifact exists: the runner writes the submission first and ``result.json`` last, so a
+crash in between leaves a trial that is simply run again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.llm import LlmClient, LlmTotals
+from benchforge.sandbox import Isolation, SandboxBackend, SandboxLimits
+
+Termination = Literal[
+    "finished",  # the agent said it was done
+    "no_action",  # the model answered without calling a tool
+    "round_limit",
+    "repeated_action",  # the same action three times in a row
+    "wall_clock",  # the trial's wall-clock budget ran out
+    "agent_error",  # the agent's own code failed (scored on what it left)
+    "infra_error",  # the LLM endpoint or the sandbox failed: not the agent's fault, not scored
+]
+
+
+class AgentLimits(BaseModel):
+    """Budgets of one trial. Defaults follow DAComp's ReAct baseline (120 s per action)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_rounds: int = Field(default=50, ge=1, description="model calls per trial")
+    action_timeout_s: float = Field(default=120.0, gt=0, description="per tool call")
+    wall_s: float = Field(default=1800.0, gt=0, description="whole trial")
+    repeat_limit: int = Field(default=3, ge=2, description="same action this many times: stop")
+    memory_mb: int = Field(default=4096, ge=64, description="per sandboxed command")
+    max_processes: int = Field(default=256, ge=8)
+
+    def sandbox_limits(self, wall_s: float | None = None) -> SandboxLimits:
+        return SandboxLimits(
+            wall_s=wall_s if wall_s is not None else self.action_timeout_s,
+            memory_mb=self.memory_mb,
+            max_processes=self.max_processes,
+        )
+
+
+class TrialKey(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    suite: str
+    task_id: str
+    task_version: str
+    agent: str
+    agent_config_hash: str
+    model: str = Field(description="'-' when the agent calls no model")
+    epoch: int = Field(ge=0)
+
+    @property
+    def slug(self) -> str:
+        """A path-safe, unique name: ``suite/task@version/agent-hash/model/epoch-N``."""
+        return "/".join(
+            [
+                _safe(self.suite),
+                f"{_safe(self.task_id)}@{_safe(self.task_version)}",
+                f"{_safe(self.agent)}-{self.agent_config_hash}",
+                _safe(self.model),
+                f"epoch-{self.epoch}",
+            ]
+        )
+
+
+def _safe(part: str) -> str:
+    """Model names like ``mock-script:x`` or ``org/model`` become one path segment."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.@=+-]", "_", part)
+    return cleaned if cleaned not in ("", ".", "..") else "_"
+
+
+def config_hash(config: BaseModel) -> str:
+    """12 hex digits over the agent's canonical JSON config: another config is another agent."""
+    payload = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+class Step(BaseModel):
+    """One entry of a trajectory: a model call or a tool call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["model", "tool"]
+    index: int
+    started_at: datetime
+    seconds: float
+    name: str = Field(description="the model, or the tool")
+    arguments: dict[str, Any] | None = None
+    output: str | None = Field(default=None, description="reply text or tool output (tail)")
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    ok: bool = True
+    error: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    attempts: int | None = None
+    cache_hit: bool | None = None
+    used_mock: bool | None = None
+    exit_code: int | None = None
+    timed_out: bool | None = None
+
+
+class Trajectory:
+    """Collects steps as they happen, so a trial that stops half-way keeps what it did."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+
+    def start(self) -> tuple[datetime, float]:
+        return datetime.now(UTC), time.monotonic()
+
+    def add(self, step: Step) -> Step:
+        self.steps.append(step)
+        return step
+
+    def next_index(self) -> int:
+        return len(self.steps)
+
+
+@dataclass
+class TaskEnvironment:
+    """What an agent receives (a runtime handle, not a record). The workspace is private to the
+    trial and holds only what the task exposes; gold outputs and hidden checks live elsewhere
+    and are listed in ``hidden`` so the sandbox masks them. ``data_dir`` (the dataset) is
+    mounted read-only. ``env`` is extra environment for sandboxed commands."""
+
+    key: TrialKey
+    family: str
+    prompt: str
+    workspace: Path
+    data_dir: Path | None
+    tools: list[str]
+    limits: AgentLimits
+    sandbox: SandboxBackend
+    hidden: list[Path] = field(default_factory=list)
+    llm: LlmClient | None = None
+    trajectory: Trajectory = field(default_factory=Trajectory)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+class AgentOutcome(BaseModel):
+    termination: Termination
+    answer: str | None = None
+    error: str | None = None
+
+
+class Agent(Protocol):
+    """An agent. ``config`` is hashed into the trial key; ``run`` may raise
+    ``LlmInfrastructureError`` (the runner records an infrastructure error)."""
+
+    name: str
+
+    @property
+    def config(self) -> BaseModel: ...
+
+    @property
+    def uses_model(self) -> bool: ...
+
+    async def run(self, env: TaskEnvironment) -> AgentOutcome: ...
+
+
+class TrialResult(BaseModel):
+    """Everything about one trial, written as ``result.json`` once the trial is over."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    key: TrialKey
+    family: str
+    status: Literal["completed", "infra_error"]
+    termination: Termination
+    answer: str | None = None
+    error: str | None = None
+    output_files: list[str] = Field(
+        default_factory=list, description="workspace files the agent created or changed"
+    )
+    submission: str | None = Field(
+        default=None, description="artifact key of the workspace archive"
+    )
+    trajectory: list[Step] = Field(default_factory=list)
+    llm: LlmTotals = Field(default_factory=LlmTotals)
+    used_mock_llm: bool = False
+    isolation: Isolation | None = None
+    started_at: datetime
+    finished_at: datetime
+    wall_s: float
+    attempt: int = Field(default=1, description="how many times this trial was started")

@@ -1,0 +1,45 @@
+"""Run untrusted agent code and tool commands contained.
+
+Agents run shell commands and dbt inside a per-trial workspace; their code is untrusted. A
+backend runs one :class:`SandboxRequest` (argv, workspace, what to hide, what to show
+read-only, environment, limits) and returns a :class:`SandboxResult` that records the
+:class:`Isolation` actually enforced, so a degraded sandbox is never silent::
+
+    from benchforge.sandbox import SandboxRequest, SandboxLimits, default_backend
+
+    result = default_backend().run(
+        SandboxRequest(
+            argv=["dbt", "build"],
+            workspace=trial_dir / "ws",
+            read_only=[dataset_dir],
+            hidden=[artifact_root, repo / "task_specs", repo / "dbt_projects"],
+            limits=SandboxLimits(wall_s=300, memory_mb=4096),
+        )
+    )
+
+``default_backend()`` probes once: :class:`NamespaceBackend` (namespaces, cgroups, a
+per-sandbox uid) where it works, else :class:`ProcessBackend` (rlimits only).
+"""
+
+from benchforge.sandbox.backend import SandboxBackend, default_backend
+from benchforge.sandbox.models import (
+    Isolation,
+    SandboxError,
+    SandboxLimits,
+    SandboxRequest,
+    SandboxResult,
+)
+from benchforge.sandbox.namespace import NamespaceBackend
+from benchforge.sandbox.process import ProcessBackend
+
+__all__ = [
+    "Isolation",
+    "NamespaceBackend",
+    "ProcessBackend",
+    "SandboxBackend",
+    "SandboxError",
+    "SandboxLimits",
+    "SandboxRequest",
+    "SandboxResult",
+    "default_backend",
+]

@@ -1,0 +1,1 @@
+"""Deployments: how the flows are scheduled and exposed in the Prefect UI."""
