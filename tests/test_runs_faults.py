@@ -204,6 +204,7 @@ def test_hostile_agents_are_contained_and_the_run_goes_on(
                 {
                     "name": name,
                     "argv": ["python3", str(script), *extra.get(name, [])],
+                    "read_only": [str(script)],
                     **({"wall_s": wall} if wall else {}),
                 }
             )

@@ -34,6 +34,11 @@ class CommandAgentConfig(BaseModel):
     argv: list[str] = Field(min_length=1)
     env: dict[str, str] = Field(default_factory=dict, description="extra, non-secret variables")
     network: bool = False
+    read_only: list[Path] = Field(
+        default_factory=list,
+        description="host paths the CLI needs (its installation), visible read-only; the "
+        "sandbox has a private /tmp, so a CLI kept under /tmp must be listed here",
+    )
     wall_s: float | None = Field(default=None, gt=0, description="None: the trial's budget")
     uses_model: bool = False
 
@@ -78,6 +83,9 @@ class CommandAgent:
         wall = self._config.wall_s or env.limits.wall_s
         request = sandbox_request(
             env, self._argv(env, model), wall_s=wall, stdin=env.prompt, network=self._config.network
+        )
+        request = request.model_copy(
+            update={"read_only": [*request.read_only, *self._config.read_only]}
         )
         started, t0 = env.trajectory.start()
         result = await env.sandbox.run_async(request)

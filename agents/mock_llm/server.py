@@ -85,6 +85,9 @@ def _uvicorn_server(
         uvicorn.Config(
             app,
             log_level="warning",
+            # uvicorn's own dictConfig would replace the process's logging handlers (inside a
+            # Prefect flow that deadlocks on Prefect's API log handler); keep the host's.
+            log_config=None,
             access_log=False,
             lifespan="off",
             timeout_graceful_shutdown=2,
