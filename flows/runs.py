@@ -9,6 +9,7 @@ same run id skips finished trials and runs the rest (infra-error trials again by
 from __future__ import annotations
 
 import math
+import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
+from prefect.client.orchestration import get_client
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import wait
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -216,6 +218,20 @@ def _task_runner(dask: str | None, workers: int) -> Any:
     return DaskTaskRunner(address=dask)
 
 
+@contextmanager
+def _api_url_for_workers(dask: str | None) -> Iterator[None]:
+    """Worker processes of a local Dask cluster inherit the environment: point them at this
+    run's Prefect API (an ephemeral server has no fixed address), or each starts its own."""
+    if not dask or os.environ.get("PREFECT_API_URL"):
+        yield
+        return
+    os.environ["PREFECT_API_URL"] = str(get_client(sync_client=True).api_url).rstrip("/")
+    try:
+        yield
+    finally:
+        os.environ.pop("PREFECT_API_URL", None)
+
+
 def _dask_workers(dask: str | None, workers: int) -> int:
     if not dask:
         return 1
@@ -333,8 +349,9 @@ def run_suite(
         summary = ChunkSummary()
         if chunks:
             runner = _task_runner(dask, workers)
-            for part in run_chunks.with_options(task_runner=runner)(job, chunks):
-                summary = summary.merge(part)
+            with _api_url_for_workers(dask):
+                for part in run_chunks.with_options(task_runner=runner)(job, chunks):
+                    summary = summary.merge(part)
     return RunSummary(
         run_id=run_id,
         uri=run.uri(),

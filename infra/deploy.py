@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from prefect import serve
 from prefect.deployments.runner import RunnerDeployment
+from prefect.schedules import Cron
 
 from flows.nightly import nightly
 from flows.pipeline import pipeline
@@ -32,14 +33,15 @@ def deployments(timezone: str = "UTC") -> list[RunnerDeployment]:
     return [
         nightly.to_deployment(
             name="nightly-eval",
-            cron=NIGHTLY_CRON,
-            timezone=timezone,
+            schedules=[Cron(NIGHTLY_CRON, timezone=timezone)],
             parameters={"verify_mutations": True},
             tags=["benchforge", "nightly"],
             description="synthesize -> gold -> verify -> run -> score -> report",
         ),
         pipeline.to_deployment(
-            name="dataset-rebuild", cron=REBUILD_CRON, timezone=timezone, tags=["benchforge"]
+            name="dataset-rebuild",
+            schedules=[Cron(REBUILD_CRON, timezone=timezone)],
+            tags=["benchforge"],
         ),
         run_suite.to_deployment(name="run-suite", tags=["benchforge"]),
         score_run.to_deployment(name="score-run", tags=["benchforge"]),
