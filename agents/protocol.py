@@ -2,8 +2,8 @@
 
 A trial is one agent configuration attempting one task version once (an epoch). It is keyed by
 (suite, task id, task version, agent name, agent config hash, model, epoch) and is *done* when
-its result artifact exists: the runner writes the submission first and ``result.json`` last, so a
-crash in between leaves a trial that is simply run again.
+its result artifact exists: the runner writes any submission archive first and ``result.json``
+last, so a crash in between leaves a trial that is simply run again.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -137,12 +138,15 @@ class TaskEnvironment:
     """What an agent receives (a runtime handle, not a record). The workspace is private to the
     trial and holds only what the task exposes; gold outputs and hidden checks live elsewhere
     and are listed in ``hidden`` so the sandbox masks them. ``data_dir`` (the dataset) is
-    mounted read-only. ``env`` is extra environment for sandboxed commands."""
+    mounted read-only. ``env`` is extra environment for sandboxed commands.
+
+    The workspace is materialized on first use of ``workspace``: an agent that never touches
+    files (a single model call) costs no file copies."""
 
     key: TrialKey
     family: str
     prompt: str
-    workspace: Path
+    workspace_path: Path
     data_dir: Path | None
     tools: list[str]
     limits: AgentLimits
@@ -151,6 +155,18 @@ class TaskEnvironment:
     llm: LlmClient | None = None
     trajectory: Trajectory = field(default_factory=Trajectory)
     env: dict[str, str] = field(default_factory=dict)
+    materialize: Callable[[Path], None] | None = None
+    workspace_used: bool = False
+
+    @property
+    def workspace(self) -> Path:
+        if not self.workspace_used:
+            if self.materialize is not None:
+                self.materialize(self.workspace_path)
+            else:
+                self.workspace_path.mkdir(parents=True, exist_ok=True)
+            self.workspace_used = True
+        return self.workspace_path
 
 
 class AgentOutcome(BaseModel):
@@ -186,11 +202,18 @@ class TrialResult(BaseModel):
     termination: Termination
     answer: str | None = None
     error: str | None = None
+    materials: str | None = Field(
+        default=None, description="artifact key of the workspace as the task gave it"
+    )
     output_files: list[str] = Field(
         default_factory=list, description="workspace files the agent created or changed"
     )
+    deleted_files: list[str] = Field(default_factory=list)
+    outputs: dict[str, str] = Field(
+        default_factory=dict, description="small text outputs inline: path -> content"
+    )
     submission: str | None = Field(
-        default=None, description="artifact key of the workspace archive"
+        default=None, description="archive of the changed files when they are not inline"
     )
     trajectory: list[Step] = Field(default_factory=list)
     llm: LlmTotals = Field(default_factory=LlmTotals)

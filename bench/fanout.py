@@ -40,6 +40,7 @@ TASKS_ROOT = str(ROOT / "tests" / "fixtures" / "task_specs")
 TASK_IDS = ["mini-evol-won-by-industry", "mini-arch-retention"]
 MODEL = "mock-script:single-call"
 OVERHEAD_TARGET_MS = 2.0
+CHUNK_SIZE = 100  # trials per Prefect task
 THROUGHPUT_TARGET = 0.8
 
 
@@ -74,7 +75,7 @@ async def bare_loop(base_url: str, trials: int, concurrency: int, scratch: Path)
                 key=key,
                 family="de_evol",
                 prompt="Say done.",
-                workspace=workspace,
+                workspace_path=workspace,
                 data_dir=None,
                 tools=[],
                 limits=AgentLimits(),
@@ -101,7 +102,7 @@ def through_run_suite(trials: int, concurrency: int, dataset: Path, run_id: str)
         epochs=epochs,
         concurrency=concurrency,
         llm_concurrency=concurrency,
-        chunk_size=100,
+        chunk_size=CHUNK_SIZE,
         workers=2,
         run_id=run_id,
         tasks_root=TASKS_ROOT,

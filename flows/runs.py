@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
-from prefect.client.orchestration import get_client
 from prefect.cache_policies import NO_CACHE
+from prefect.client.orchestration import get_client
 from prefect.futures import wait
 from prefect.task_runners import ThreadPoolTaskRunner
 from pydantic import BaseModel, Field
@@ -192,11 +193,14 @@ def trial_chunk(job: ChunkJob, plans: list[TrialPlan]) -> ChunkSummary:
     return execute_chunk(job, plans, on_trial_done=[report])
 
 
-@flow(name="run_chunks")
-def run_chunks(job: ChunkJob, chunks: list[list[TrialPlan]]) -> list[ChunkSummary]:
-    futures = [trial_chunk.submit(job, chunk) for chunk in chunks]
-    wait(futures)
-    return [f.result() for f in futures]
+def run_chunks(runner: Any, job: ChunkJob, chunks: list[list[TrialPlan]]) -> list[ChunkSummary]:
+    """Submits one ``trial-chunk`` task per chunk on ``runner`` (a capped thread pool or a Dask
+    cluster). Not a subflow: a flow run's parameters must stay small for the API, and the
+    trial plans of a large run are not."""
+    with runner:
+        futures = [runner.submit(trial_chunk, parameters={"job": job, "plans": c}) for c in chunks]
+        wait(futures)
+        return [f.result() for f in futures]
 
 
 def _task_runner(dask: str | None, workers: int) -> Any:
@@ -350,8 +354,10 @@ def run_suite(
         if chunks:
             runner = _task_runner(dask, workers)
             with _api_url_for_workers(dask):
-                for part in run_chunks.with_options(task_runner=runner)(job, chunks):
+                for part in run_chunks(runner, job, chunks):
                     summary = summary.merge(part)
+        # Every trial is stored: drop the task templates and any workspace a crash left.
+        shutil.rmtree(Path(job.scratch) / run_id, ignore_errors=True)
     return RunSummary(
         run_id=run_id,
         uri=run.uri(),
@@ -434,7 +440,7 @@ def score_run(
     if todo:
         parts = [todo[i : i + chunk_size] for i in range(0, len(todo), chunk_size)]
         runner: Any = ThreadPoolTaskRunner(max_workers=workers)
-        for part in _score_chunks.with_options(task_runner=runner)(run_id, parts, work, sandbox):
+        for part in _score_chunks(runner, run_id, parts, work, sandbox):
             for status, count in part.items():
                 statuses[status] = statuses.get(status, 0) + count
     return ScoreSummary(
@@ -446,10 +452,15 @@ def score_run(
     )
 
 
-@flow(name="score_chunks")
-def _score_chunks(
-    run_id: str, parts: list[list[str]], work: str, sandbox: bool
-) -> list[dict[str, int]]:
-    futures = [score_chunk.submit(run_id, part, work, sandbox) for part in parts]
-    wait(futures)
-    return [f.result() for f in futures]
+def _score_chunks(runner: Any, run_id: str, parts: list[list[str]], work: str,
+                  sandbox: bool) -> list[dict[str, int]]:  # fmt: skip
+    with runner:
+        futures = [
+            runner.submit(
+                score_chunk,
+                parameters={"run_id": run_id, "slugs": part, "work": work, "use_sandbox": sandbox},
+            )
+            for part in parts
+        ]
+        wait(futures)
+        return [f.result() for f in futures]

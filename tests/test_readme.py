@@ -47,7 +47,7 @@ def test_first_screen_gives_the_two_commands_and_ci_runs_the_test_one() -> None:
 
 def test_every_readme_command_is_covered_here() -> None:
     covered = {
-        "bash scripts/pipeline.sh",  # test_pipeline_command_runs_the_pipeline
+        "bash scripts/pipeline.sh",  # test_pipeline_command_runs_the_nightly_eval_offline
         "bash scripts/test.sh",  # what CI runs (.ci/run) -- it runs this very file
         "source .venv/bin/activate",
         "benchforge synth crm --scale 1 --seed 7 --out out/crm",
@@ -62,6 +62,12 @@ def test_every_readme_command_is_covered_here() -> None:
         "benchforge score de --task task_specs/de-crm/crm-impl-full --candidate dbt_projects/crm "
         "--report score.json",
         "python bench/de_scoring.py",
+        "benchforge run --suite de-crm --agent oracle --agent null --epochs 2",
+        "benchforge report",
+        "benchforge run --suite de-crm --task crm-evol-support-response-sla --agent react-de "
+        "--model mock-script:react-de-crm-sla-solve",
+        "python -m infra.deploy --list",
+        "python bench/fanout.py",
     }
     assert set(readme_commands()) == covered
 
@@ -71,16 +77,48 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("readme")
 
 
-def test_pipeline_command_runs_the_pipeline(workdir: Path) -> None:
-    artifacts = workdir / "artifacts"
-    result = run("bash scripts/pipeline.sh", ROOT, {"BENCHFORGE_ARTIFACT_ROOT": str(artifacts)})
-    assert result.returncode == 0, result.stderr[-4000:]
-    for domain in ("crm", "ads", "enterprise"):
-        record = artifacts / "datasets" / domain / "scale-1" / "seed-7" / "dataset.json"
-        assert json.loads(record.read_text())["validation_success"] is True, domain
-        assert domain in result.stdout
-    assert result.stdout.count("gold dbt build passed") == 3
-    assert len(list((artifacts / "gold").glob("*/*/*/build.json"))) == 3
+def test_pipeline_command_runs_the_nightly_eval_offline(workdir: Path) -> None:
+    env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts"), "BENCHFORGE_OPENAI_API_KEY": ""}
+    result = run("bash scripts/pipeline.sh --date 2026-01-31", ROOT, env)
+    out = result.stdout
+    assert result.returncode == 0, (out + result.stderr)[-4000:]
+    assert "verified 4 tasks (gold 100, do-nothing 0)" in out
+    assert "run nightly-2026-01-31: 21 trials" in out
+    assert out.index("mock LLM server") < out.index("| oracle")  # the banner comes first
+    assert "network isolated" in out
+    board = json.loads(
+        (workdir / "artifacts/runs/nightly-2026-01-31/report/leaderboard.json").read_text()
+    )
+    rows = {row["agent"]: row for row in board["rows"]}
+    assert rows["oracle"]["primary_mean"] == 100.0 and rows["null"]["primary_mean"] == 0.0
+    sla = next(t for t in board["tasks"] if t["task_id"] == "crm-evol-support-response-sla")
+    assert [c["primary_mean"] for c in sla["cells"] if c["agent"] == "react-de"] == [100.0]
+
+
+def test_run_and_report_commands(workdir: Path) -> None:
+    env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts"), "BENCHFORGE_OPENAI_API_KEY": ""}
+    ran = run("benchforge run --suite de-crm --agent oracle --agent null --epochs 2", ROOT, env)
+    assert ran.returncode == 0, (ran.stdout + ran.stderr)[-4000:]
+    assert "28 trials, 0 already done, 28 run (0 infrastructure errors)" in ran.stdout
+    reported = run("benchforge report", ROOT, env)
+    assert reported.returncode == 0, reported.stderr[-3000:]
+    for task, family in [("crm-impl-full", "de_impl"), ("crm-evol-rep-quarterly-attainment",
+                         "de_evol"), ("crm-evol-support-response-sla", "de_evol")]:  # fmt: skip
+        assert (
+            f"| {task} | {family} | oracle | - | 100.0 | 100.0 | 100.0 | 2/2 |" in reported.stdout
+        )
+        assert f"| {task} | {family} | null | - | 0.0 | 0.0 | 0.0 | 2/2 |" in reported.stdout
+    assert "mock LLM" not in reported.stdout
+    react = run(
+        "benchforge run --suite de-crm --task crm-evol-support-response-sla --agent react-de "
+        "--model mock-script:react-de-crm-sla-solve",
+        ROOT,
+        env,
+    )
+    assert react.returncode == 0, (react.stdout + react.stderr)[-4000:]
+    assert "scored 1 trials (scored 1)" in react.stdout and "mock server" in react.stdout
+    deploy = run("python -m infra.deploy --list", ROOT)
+    assert "nightly/nightly-eval" in deploy.stdout
 
 
 def test_synth_and_gold_commands(workdir: Path, s3_server: str, s3_bucket: str) -> None:
@@ -145,3 +183,11 @@ def test_bench_command_prints_its_figures(workdir: Path) -> None:
     for figure in ("engine", "DuckDB-native floor", "Faker row by row", "peak RSS", "in memory"):
         assert figure in result.stdout
     assert re.search(r"engine / DuckDB floor \(in memory\)\s+[0-9.]+", result.stdout)
+
+
+def test_fanout_bench_prints_overhead_and_ratio() -> None:
+    # The README runs 2,000 trials; here the same script on 200.
+    result = run("python bench/fanout.py --trials 200", ROOT)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert re.search(r"overhead per trial\s+-?[0-9.]+ ms", result.stdout)
+    assert re.search(r"throughput ratio\s+[0-9.]+", result.stdout)

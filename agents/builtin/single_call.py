@@ -1,5 +1,6 @@
-"""``single-call``: one model call with the task prompt; the reply is the answer. The smallest
-agent that exercises the whole LLM path (used by bench/fanout.py)."""
+"""``single-call``: one model call with the task prompt; the reply is the answer (recorded in
+the trial result; the workspace is never touched). The smallest agent that exercises the whole
+LLM path (used by bench/fanout.py)."""
 
 from __future__ import annotations
 
@@ -34,5 +35,4 @@ class SingleCallAgent:
             {"role": "user", "content": env.prompt},
         ]
         response = await model_step(env, messages, tools=None)
-        (env.workspace / "answer.txt").write_text(response.content or "")
         return AgentOutcome(termination="finished", answer=response.content)

@@ -12,12 +12,15 @@ import asyncio
 import io
 import shutil
 import tarfile
+import threading
 import time
 import traceback
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from agents.builtin.oracle import SolutionProvider
 from agents.llm import LlmClient, LlmConfig, LlmInfrastructureError, LlmTotals, SharedSemaphore
@@ -60,9 +63,10 @@ class LimitedSandbox:
         self.backend = backend
         self.slots = slots
         self.name = backend.name
+        self._isolation = backend.isolation()  # fixed for a backend; asked once per trial
 
     def isolation(self) -> Isolation:
-        return self.backend.isolation()
+        return self._isolation
 
     def run(self, request: SandboxRequest) -> SandboxResult:
         return self.backend.run(request)
@@ -107,7 +111,11 @@ def llm_totals(steps: Sequence[Step]) -> LlmTotals:
     return totals
 
 
-def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
+Snapshot = dict[str, tuple[int, int]]
+INLINE_LIMIT = 256 * 1024  # changed text files up to this total go inline in result.json
+
+
+def _snapshot(root: Path) -> Snapshot:
     found = {}
     for path in root.rglob("*"):
         if path.is_file() and not path.is_symlink() and not _excluded(path.relative_to(root)):
@@ -120,43 +128,129 @@ def _excluded(relative: Path) -> bool:
     return any(part in EXCLUDED_NAMES for part in relative.parts)
 
 
-def archive_workspace(root: Path) -> bytes:
-    """The submission: every regular file of the workspace but build outputs; symlinks and
-    special files are dropped (an agent could point one at a host path)."""
+def archive_files(root: Path, relatives: Sequence[str]) -> bytes:
+    """A tar.gz of ``relatives`` under ``root`` (regular files only: an agent could plant a
+    symlink to a host path)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:
-        for path in sorted(root.rglob("*")):
-            relative = path.relative_to(root)
-            if path.is_symlink() or _excluded(relative) or not path.is_file():
-                continue
-            tar.add(path, arcname=relative.as_posix(), recursive=False)
+        for relative in relatives:
+            path = root / relative
+            if path.is_file() and not path.is_symlink():
+                tar.add(path, arcname=relative, recursive=False)
     return buffer.getvalue()
 
 
-def extract_submission(archive: bytes, dest: Path) -> Path:
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
+def extract_archive(archive: bytes, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
         tar.extractall(dest, filter="data")
-    return dest
 
 
 def prepare_workspace(task: LoadedTask, workspace: Path) -> str:
-    """A fresh private workspace with what the task exposes; returns the prompt."""
+    """What the task exposes, in ``workspace``; returns the prompt."""
     if workspace.exists():
-        shutil.rmtree(workspace)  # a trial that crashed half-way starts again from scratch
+        shutil.rmtree(workspace)
     workspace.mkdir(parents=True)
     materialize_workspace(task, None, workspace)
     write_profile(workspace / PROFILES_DIR, threads=1)
-    listing = ", ".join(
-        sorted(
-            p.name + ("/" if p.is_dir() else "")
-            for p in workspace.iterdir()
-            if p.name != PROFILES_DIR
-        )
+    names = sorted(
+        p.name + ("/" if p.is_dir() else "") for p in workspace.iterdir() if p.name != PROFILES_DIR
     )
-    return (workspace / "TASK.md").read_text() + f"\nYour workspace holds: {listing}\n"
+    return (workspace / "TASK.md").read_text() + f"\nYour workspace holds: {', '.join(names)}\n"
+
+
+@dataclass(frozen=True)
+class Materials:
+    """A task's workspace, prepared once per run and process, copied for each trial (with
+    timestamps, so a trial's changes are the files whose size or mtime differ)."""
+
+    template: Path
+    files: Snapshot
+    prompt: str
+    key: str  # artifact key of the archived template: scoring rebuilds workspaces from it
+
+
+class MaterialsCache:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._built: dict[tuple[str, str], Materials] = {}
+
+    def get(self, task: LoadedTask, run: RunStore, scratch: Path) -> Materials:
+        ident = (run.run_id, task.key)
+        with self._lock:
+            known = self._built.get(ident)
+            if known is None or not known.template.is_dir():  # removed when its run ended
+                self._built[ident] = self._build(task, run, scratch)
+            return self._built[ident]
+
+    @staticmethod
+    def _build(task: LoadedTask, run: RunStore, scratch: Path) -> Materials:
+        spec = task.spec
+        name = f"{spec.suite}/{spec.id}@{spec.version}"
+        template = scratch / run.run_id / ".materials" / name / uuid.uuid4().hex[:8]
+        prompt = prepare_workspace(task, template)
+        files = _snapshot(template)
+        key = run.materials_key(name)
+        if not run.store.exists(key):  # the same task version always gives the same files
+            run.store.put_bytes(key, archive_files(template, sorted(files)))
+        return Materials(template=template, files=files, prompt=prompt, key=key)
+
+
+MATERIALS = MaterialsCache()
+
+
+def _checkout(materials: Materials, workspace: Path) -> None:
+    if workspace.exists():
+        shutil.rmtree(workspace)  # a trial that crashed half-way starts again from scratch
+    workspace.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(materials.template, workspace, symlinks=True)
+
+
+@dataclass
+class TrialOutputs:
+    changed: list[str]
+    deleted: list[str]
+    inline: dict[str, str]
+    archive: bytes | None
+
+
+def collect_outputs(materials: Materials, workspace: Path) -> TrialOutputs:
+    after = _snapshot(workspace)
+    changed = sorted(rel for rel, sig in after.items() if materials.files.get(rel) != sig)
+    deleted = sorted(set(materials.files) - set(after))
+    inline: dict[str, str] = {}
+    total = sum(after[rel][0] for rel in changed)
+    if total <= INLINE_LIMIT:
+        try:
+            inline = {rel: (workspace / rel).read_text(encoding="utf-8") for rel in changed}
+        except (UnicodeDecodeError, OSError):
+            inline = {}
+    archive = None if len(inline) == len(changed) else archive_files(workspace, changed)
+    return TrialOutputs(
+        changed=changed, deleted=deleted, inline=inline if not archive else {}, archive=archive
+    )
+
+
+def rebuild_workspace(run: RunStore, result: TrialResult, dest: Path) -> Path:
+    """The workspace as the agent left it (build outputs aside): the task's materials, minus
+    what it deleted, plus what it changed."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    if result.materials is not None:
+        extract_archive(run.store.get_bytes(result.materials), dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    root = dest.resolve()
+    for rel in result.deleted_files:
+        (dest / rel).unlink(missing_ok=True)
+    for rel, content in result.outputs.items():
+        path = (dest / rel).resolve()
+        if not path.is_relative_to(root):
+            raise ValueError(f"{result.key.slug}: output path {rel!r} leaves the workspace")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    if result.submission is not None:
+        extract_archive(run.store.get_bytes(result.submission), dest)
+    return dest
 
 
 async def run_trial(
@@ -165,13 +259,13 @@ async def run_trial(
     key = plan.key
     started_at, t0 = datetime.now(UTC), time.monotonic()
     workspace = ctx.scratch / ctx.run.run_id / key.slug / "workspace"
-    prompt = await asyncio.to_thread(prepare_workspace, task, workspace)
-    before = await asyncio.to_thread(_snapshot, workspace)
+    materials = MATERIALS.get(task, ctx.run, ctx.scratch)
     env = TaskEnvironment(
         key=key,
         family=task.spec.family,
-        prompt=prompt,
-        workspace=workspace,
+        prompt=materials.prompt,
+        workspace_path=workspace,
+        materialize=lambda path: _checkout(materials, path),
         data_dir=Path(plan.dataset_dir) if plan.dataset_dir else None,
         tools=list(DE_TOOLS),
         limits=ctx.limits,
@@ -179,7 +273,7 @@ async def run_trial(
         hidden=list(ctx.hidden),
         llm=llm,
     )
-    status = "completed"
+    status: Literal["completed", "infra_error"] = "completed"
     try:
         outcome = await asyncio.wait_for(agent.run(env), timeout=ctx.limits.wall_s)
     except TimeoutError:
@@ -192,10 +286,6 @@ async def run_trial(
     except Exception as exc:  # the agent's own failure is its result, scored on what it left
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         outcome = AgentOutcome(termination="agent_error", error=tb)
-    after = await asyncio.to_thread(_snapshot, workspace)
-    archive = await asyncio.to_thread(archive_workspace, workspace)
-    submission = await asyncio.to_thread(ctx.run.write_submission, key.slug, archive)
-    totals = llm_totals(env.trajectory.steps)
     result = TrialResult(
         run_id=ctx.run.run_id,
         key=key,
@@ -204,10 +294,9 @@ async def run_trial(
         termination=outcome.termination,
         answer=outcome.answer,
         error=outcome.error,
-        output_files=sorted(rel for rel, sig in after.items() if before.get(rel) != sig),
-        submission=submission,
+        materials=materials.key,
         trajectory=env.trajectory.steps,
-        llm=totals,
+        llm=llm_totals(env.trajectory.steps),
         used_mock_llm=any(s.used_mock for s in env.trajectory.steps),
         isolation=ctx.sandbox.isolation(),
         started_at=started_at,
@@ -215,8 +304,30 @@ async def run_trial(
         wall_s=time.monotonic() - t0,
         attempt=ctx.previous_attempts.get(key.slug, 0) + 1,
     )
-    await asyncio.to_thread(ctx.run.write_result, result)  # last: the trial is now done
-    await asyncio.to_thread(shutil.rmtree, workspace.parent, True)
+    if not env.workspace_used:  # nothing to collect: write the result here, no thread hop
+        ctx.run.write_result(result)
+        return result
+    return await asyncio.to_thread(_finish, ctx, materials, workspace, result)
+
+
+def _finish(
+    ctx: RunContext, materials: Materials, workspace: Path, result: TrialResult
+) -> TrialResult:
+    """Stores what the agent left, then the result (last: the trial is now done)."""
+    outputs = collect_outputs(materials, workspace)
+    submission = None
+    if outputs.archive is not None:
+        submission = ctx.run.write_submission(result.key.slug, outputs.archive)
+    result = result.model_copy(
+        update={
+            "output_files": outputs.changed,
+            "deleted_files": outputs.deleted,
+            "outputs": outputs.inline,
+            "submission": submission,
+        }
+    )
+    ctx.run.write_result(result)
+    shutil.rmtree(workspace.parent, ignore_errors=True)
     return result
 
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agents.protocol import TrialResult
-from agents.runs.executor import extract_submission
+from agents.runs.executor import rebuild_workspace
 from agents.runs.store import RunStore
 from benchforge.sandbox import SandboxBackend
 from evaluation.de.tasks import TaskGold, prepare_gold, score_task
@@ -80,7 +80,7 @@ def score_trial(
     if dataset_dir is None:
         raise ValueError(f"{task.key}: no dataset to score against")
     trial_work = work / "trials" / run.run_id / result.key.slug
-    candidate = extract_submission(run.read_submission(result.key.slug), trial_work / "submission")
+    candidate = rebuild_workspace(run, result, trial_work / "submission")
     task_gold = gold.get(task, dataset_dir)
     try:
         score = score_task(

@@ -86,8 +86,8 @@ class RunStore:
     def read_result(self, slug: str) -> TrialResult:
         return TrialResult.model_validate_json(self.store.get_bytes(self.trial_key(slug, RESULT)))
 
-    def read_submission(self, slug: str) -> bytes:
-        return self.store.get_bytes(self.trial_key(slug, SUBMISSION))
+    def materials_key(self, name: str) -> str:
+        return f"{self.prefix}/materials/{name}.tar.gz"
 
     # -- scores ----------------------------------------------------------------------------
     def score_key(self, slug: str) -> str:
