@@ -132,6 +132,21 @@ class Trajectory:
     def next_index(self) -> int:
         return len(self.steps)
 
+    def step(self, kind: Literal["model", "tool"], name: str, started: tuple[datetime, float],
+             **fields: Any) -> Step:  # fmt: skip
+        """Appends a step that began at ``started`` (from ``start()``) and ends now."""
+        started_at, t0 = started
+        return self.add(
+            Step(
+                kind=kind,
+                index=self.next_index(),
+                started_at=started_at,
+                seconds=time.monotonic() - t0,
+                name=name,
+                **fields,
+            )
+        )
+
 
 @dataclass
 class TaskEnvironment:

@@ -18,12 +18,11 @@ The contract, for authors of such a CLI:
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.protocol import AgentOutcome, Step, TaskEnvironment
+from agents.protocol import AgentOutcome, TaskEnvironment
 from agents.tools.de import ensure_dev_database, sandbox_request
 
 
@@ -87,22 +86,13 @@ class CommandAgent:
         request = request.model_copy(
             update={"read_only": [*request.read_only, *self._config.read_only]}
         )
-        started, t0 = env.trajectory.start()
+        started = env.trajectory.start()
         result = await env.sandbox.run_async(request)
-        env.trajectory.add(
-            Step(
-                kind="tool",
-                index=env.trajectory.next_index(),
-                started_at=started,
-                seconds=time.monotonic() - t0,
-                name="command",
-                arguments={"argv": request.argv},
-                output=(result.stdout + "\n" + result.stderr)[-6000:],
-                ok=result.returncode == 0,
-                exit_code=result.returncode,
-                timed_out=result.timed_out,
-            )
-        )
+        env.trajectory.step(
+            "tool", "command", started, arguments={"argv": request.argv},
+            output=(result.stdout + "\n" + result.stderr)[-6000:], ok=result.returncode == 0,
+            exit_code=result.returncode, timed_out=result.timed_out,
+        )  # fmt: skip
         answer_file = env.workspace / "answer.txt"
         answer = _read_answer(answer_file)
         if result.timed_out:

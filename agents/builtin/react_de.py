@@ -9,7 +9,6 @@ times in a row, or runs out of rounds. Each action has its own timeout (120 s by
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.llm import LlmRequestError, LlmResponse
 from agents.llm.errors import LlmError
-from agents.protocol import AgentOutcome, Step, TaskEnvironment
+from agents.protocol import AgentOutcome, TaskEnvironment
 from agents.tools.de import DeToolbox, ToolOutcome
 
 SYSTEM_PROMPT = """You are a data engineer working in a sandboxed workspace with a dbt-duckdb \
@@ -42,42 +41,23 @@ async def model_step(
 ) -> LlmResponse:
     """One model call, recorded in the trajectory whether it succeeds or not."""
     assert env.llm is not None
-    started, t0 = env.trajectory.start()
+    started = env.trajectory.start()
+    model = env.llm.config.model
     try:
         response = await env.llm.complete(messages, tools=tools, epoch=env.key.epoch, **kwargs)
     except LlmError as exc:
-        record = exc.record
-        env.trajectory.add(
-            Step(
-                kind="model",
-                index=env.trajectory.next_index(),
-                started_at=started,
-                seconds=time.monotonic() - t0,
-                name=env.llm.config.model,
-                ok=False,
-                error=f"{type(exc).__name__}: {exc}",
-                attempts=record.attempts if record else None,
-            )
-        )
+        attempts = exc.record.attempts if exc.record else None
+        env.trajectory.step("model", model, started, ok=False, attempts=attempts,
+                            error=f"{type(exc).__name__}: {exc}")  # fmt: skip
         raise
     record = response.record
-    env.trajectory.add(
-        Step(
-            kind="model",
-            index=env.trajectory.next_index(),
-            started_at=started,
-            seconds=time.monotonic() - t0,
-            name=env.llm.config.model,
-            output=response.content,
-            tool_calls=[c.model_dump() for c in response.tool_calls],
-            prompt_tokens=record.prompt_tokens,
-            completion_tokens=record.completion_tokens,
-            cost_usd=record.cost_usd,
-            attempts=record.attempts,
-            cache_hit=record.cache_hit,
-            used_mock=record.used_mock,
-        )
-    )
+    env.trajectory.step(
+        "model", model, started, output=response.content,
+        tool_calls=[c.model_dump() for c in response.tool_calls],
+        prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
+        cost_usd=record.cost_usd, attempts=record.attempts, cache_hit=record.cache_hit,
+        used_mock=record.used_mock,
+    )  # fmt: skip
     return response
 
 
@@ -144,7 +124,7 @@ class ReactDeAgent:
     async def _act(
         self, env: TaskEnvironment, toolbox: DeToolbox, name: str, raw_arguments: str
     ) -> ToolOutcome:
-        started, t0 = env.trajectory.start()
+        started = env.trajectory.start()
         try:
             parsed = json.loads(raw_arguments or "{}")
             arguments = parsed if isinstance(parsed, dict) else {}
@@ -156,18 +136,8 @@ class ReactDeAgent:
         except ValueError:
             arguments = {}
             outcome = ToolOutcome(output="error: arguments are not valid JSON", ok=False)
-        env.trajectory.add(
-            Step(
-                kind="tool",
-                index=env.trajectory.next_index(),
-                started_at=started,
-                seconds=time.monotonic() - t0,
-                name=name,
-                arguments=arguments,
-                output=outcome.output,
-                ok=outcome.ok,
-                exit_code=outcome.exit_code,
-                timed_out=outcome.timed_out,
-            )
-        )
+        env.trajectory.step(
+            "tool", name, started, arguments=arguments, output=outcome.output, ok=outcome.ok,
+            exit_code=outcome.exit_code, timed_out=outcome.timed_out,
+        )  # fmt: skip
         return outcome
