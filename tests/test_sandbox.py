@@ -33,6 +33,14 @@ from benchforge.sandbox import (
 from benchforge.sandbox.uids import pids_of_uid
 
 ROOT = Path(__file__).parents[1]
+# The sandbox gives every command a private /tmp: a checkout under /tmp (a CI clone) is not a
+# host folder the sandbox can see, so host-folder checks then use one that always is.
+_PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+_ROOT_IN_PRIVATE_TMP = any(
+    str(ROOT.resolve()) == t or str(ROOT.resolve()).startswith(t + "/") for t in _PRIVATE_TMP
+)
+HOST_FOLDER = Path("/usr/share/doc") if _ROOT_IN_PRIVATE_TMP else ROOT / "task_specs"
+HOST_FILE = Path("/etc/os-release") if _ROOT_IN_PRIVATE_TMP else ROOT / "README.md"
 PY = sys.executable
 
 
@@ -130,7 +138,7 @@ def test_hidden_paths_cannot_be_read(ns: NamespaceBackend, ws: Path) -> None:
     gold.mkdir()
     (gold / "answer.sql").write_text(secret)
     (ws / "answer.txt").write_text(secret)  # a hidden single file
-    repo_file = next((p for p in sorted((ROOT / "task_specs").rglob("*")) if p.is_file()), None)
+    repo_file = next((p for p in sorted(HOST_FOLDER.rglob("*")) if p.is_file()), None)
     targets = [str(gold / "answer.sql"), str(ws / "answer.txt")]
     if repo_file is not None:  # a real host folder outside any private tmpfs
         targets.append(str(repo_file))
@@ -139,11 +147,11 @@ def test_hidden_paths_cannot_be_read(ns: NamespaceBackend, ws: Path) -> None:
     control = run(ns, argv, ws)  # the same files, not hidden: readable
     assert control.stdout.count(" READ ") == len(targets), control.stdout
 
-    hidden = [gold, ws / "answer.txt", ROOT / "task_specs"]
-    result = run(ns, [*argv, str(ROOT / "README.md")], ws, hidden=hidden)
+    hidden = [gold, ws / "answer.txt", HOST_FOLDER]
+    result = run(ns, [*argv, str(HOST_FILE)], ws, hidden=hidden)
     assert secret not in result.stdout
     assert result.stdout.count(" DENIED ") == len(targets), result.stdout
-    assert f"{ROOT / 'README.md'} READ" in result.stdout  # only what is hidden disappears
+    assert f"{HOST_FILE} READ" in result.stdout  # only what is hidden disappears
     assert (gold / "answer.sql").read_text() == secret  # hidden, not harmed
 
     # Uncovering it: unmount as the sandbox user, or as "root" of a fresh user namespace.
