@@ -177,14 +177,26 @@ def _score(args: argparse.Namespace) -> int:
     _quiet_prefect(args.verbose)
     loaded = load_task(Path(args.task))
     ref = loaded.spec.dataset
+    if args.unsandboxed:
+        warning = (
+            "WARNING: scoring without a sandbox (--unsandboxed): the candidate's dbt "
+            "hooks, Python models and SQL run as this user; the report records it"
+        )
+        print(warning, file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="benchforge-score-") as tmp:
-        work = Path(args.work) if args.work else Path(tmp)
+        work = Path(args.work).resolve() if args.work else Path(tmp)
         dataset = local_dataset(ref.domain, args.dataset, work / "dataset", ref.scale, ref.seed)
         gold = prepare_gold(loaded, dataset, work)
-        result = score_task(loaded, Path(args.candidate), gold, dataset, work / "score")
+        result = score_task(loaded, Path(args.candidate).resolve(), gold, dataset, work / "score",
+                            unsandboxed=args.unsandboxed)  # fmt: skip
     report = Path(args.report or f"score-{loaded.spec.id}.json")
     dump_report(result, report)
     print(f"{loaded.key}: {result.summary()}")
+    if result.unsandboxed:
+        print("  ! scored WITHOUT a sandbox")
+    elif result.isolation is not None:
+        iso = result.isolation
+        print(f"  sandbox: {iso.backend} (network {iso.network}, filesystem {iso.filesystem})")
     for node in result.nodes:
         if node.weight > 0 and not (node.cs.matched and node.cfs_score):
             why = (
@@ -413,6 +425,12 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--dataset", help="dataset folder (default: the task's dataset)")
     score.add_argument("--report", help="where to write the JSON report")
     score.add_argument("--work", help="keep builds in this folder (default: a temp folder)")
+    score.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="run the candidate's code WITHOUT the sandbox (debugging only; recorded in the "
+        "report, never for a leaderboard)",
+    )
     score.set_defaults(func=_score)
 
     run = sub.add_parser(

@@ -375,12 +375,12 @@ def run_suite(
 
 
 @task(name="score-chunk", cache_policy=NO_CACHE)
-def score_chunk(run_id: str, slugs: list[str], work: str, use_sandbox: bool) -> dict[str, int]:
+def score_chunk(run_id: str, slugs: list[str], work: str, unsandboxed: bool) -> dict[str, int]:
     settings = load_settings()
     run = RunStore(open_store(settings.artifact_root), run_id)
     spec = run.require_spec()
     gold = _gold_cache(Path(work))
-    sandbox = default_backend() if use_sandbox else None
+    sandbox = default_backend()
     statuses: dict[str, int] = {}
     tasks: dict[tuple[str, str, str], LoadedTask] = {}
     for slug in slugs:
@@ -391,7 +391,14 @@ def score_chunk(run_id: str, slugs: list[str], work: str, use_sandbox: bool) -> 
         loaded = tasks[ident]
         dataset = spec.datasets.get(loaded.key)
         score = score_trial(
-            run, result, loaded, Path(dataset) if dataset else None, gold, Path(work), sandbox
+            run,
+            result,
+            loaded,
+            Path(dataset) if dataset else None,
+            gold,
+            Path(work),
+            sandbox,
+            unsandboxed=unsandboxed,
         )
         run.write_score(score)
         statuses[score.status] = statuses.get(score.status, 0) + 1
@@ -421,10 +428,16 @@ def _find_task(spec: RunSpec, ident: tuple[str, str, str]) -> LoadedTask:
 
 @flow(name="score_run")
 def score_run(
-    run_id: str, rescore: bool = False, workers: int = 2, chunk_size: int = 4, sandbox: bool = True
+    run_id: str,
+    rescore: bool = False,
+    workers: int = 2,
+    chunk_size: int = 4,
+    unsandboxed: bool = False,
 ) -> ScoreSummary:
     """Scores the finished trials of ``run_id`` that have no score yet (all with
-    ``rescore``), without re-running any agent. Candidate dbt runs in the sandbox."""
+    ``rescore``), without re-running any agent. Every execution of candidate code runs in the
+    sandbox; ``unsandboxed`` (never for a real leaderboard) runs it as plain processes, with a
+    warning, and every score records it."""
     logger = get_run_logger()
     t0 = time.monotonic()
     settings = load_settings()
@@ -440,7 +453,9 @@ def score_run(
     if todo:
         parts = [todo[i : i + chunk_size] for i in range(0, len(todo), chunk_size)]
         runner: Any = ThreadPoolTaskRunner(max_workers=workers)
-        for part in _score_chunks(runner, run_id, parts, work, sandbox):
+        if unsandboxed:
+            logger.warning("scoring run %s WITHOUT a sandbox (explicitly requested)", run_id)
+        for part in _score_chunks(runner, run_id, parts, work, unsandboxed):
             for status, count in part.items():
                 statuses[status] = statuses.get(status, 0) + count
     return ScoreSummary(
@@ -453,12 +468,17 @@ def score_run(
 
 
 def _score_chunks(runner: Any, run_id: str, parts: list[list[str]], work: str,
-                  sandbox: bool) -> list[dict[str, int]]:  # fmt: skip
+                  unsandboxed: bool) -> list[dict[str, int]]:  # fmt: skip
     with runner:
         futures = [
             runner.submit(
                 score_chunk,
-                parameters={"run_id": run_id, "slugs": part, "work": work, "use_sandbox": sandbox},
+                parameters={
+                    "run_id": run_id,
+                    "slugs": part,
+                    "work": work,
+                    "unsandboxed": unsandboxed,
+                },
             )
             for part in parts
         ]

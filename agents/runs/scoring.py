@@ -70,6 +70,7 @@ def score_trial(
     gold: GoldCache,
     work: Path,
     sandbox: SandboxBackend | None,
+    unsandboxed: bool = False,
 ) -> TrialScore:
     base = _base(result)
     if result.status == "infra_error":
@@ -83,9 +84,8 @@ def score_trial(
     candidate = rebuild_workspace(run, result, trial_work / "submission")
     task_gold = gold.get(task, dataset_dir)
     try:
-        score = score_task(
-            task, candidate / "repo", task_gold, dataset_dir, trial_work / "score", sandbox=sandbox
-        )
+        score = score_task(task, candidate / "repo", task_gold, dataset_dir, trial_work / "score",
+                           sandbox=sandbox, unsandboxed=unsandboxed)  # fmt: skip
     finally:
         shutil.rmtree(trial_work, ignore_errors=True)
     metrics = {"cs": score.cs, "cfs": score.cfs, "sr": score.sr}
@@ -96,6 +96,9 @@ def score_trial(
             "metrics": metrics,
             "primary": PRIMARY_DE_METRIC,
             "success": score.sr >= 100.0,
+            "scoring_sandbox": "none"
+            if score.unsandboxed
+            else (score.isolation.backend if score.isolation else None),
             "detail": "; ".join(score.candidate_errors)[:2000] or None,
         }
     )

@@ -1,17 +1,20 @@
 """Execution scoring of a candidate dbt repository against a gold build: CS, CFS and SR.
 
-- CS (component score): every candidate model is run alone on the *gold* upstream tables (its
-  compiled SQL with references to other models rewritten to the gold relations) and compared.
+- CS (component score): every candidate model is run alone, in the sandbox, on a fresh database
+  holding only its gold parents and the raw tables it reads (:mod:`evaluation.de.component`),
+  and its result compared with the gold.
 - CFS (cascading failure score): the candidate repository is built end to end on a fresh copy
   of the raw data; a node scores only if it and every gold ancestor of it match.
 - SR (success rate): 100 when every weighted node matches in the end-to-end build, else 0.
 Per layer l: S_l = sum(w_t m_t) / sum(w_t); score = 100 * sum(a_l S_l) / sum(a_l) over layers
 with weighted nodes. A node that fails to compile or build scores 0; nothing the candidate does
-can crash the scorer or touch the gold build (each candidate build has its own DuckDB file).
+can crash the scorer or touch the gold build: every execution of candidate code (dbt, hooks,
+Python models, CS queries) is sandboxed, with the gold out of sight.
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
 import threading
 import time
@@ -20,16 +23,25 @@ from pathlib import Path
 import duckdb
 from pydantic import BaseModel
 
-from benchforge.sandbox import SandboxBackend
-from benchforge.sql import qualified, quote
+from benchforge.errors import BenchforgeError
+from benchforge.sandbox import Isolation, ProcessBackend, SandboxBackend, default_backend
+from benchforge.sql import qualified
 from evaluation.dbt.manifest import DbtManifest, ModelNode, load_manifest
-from evaluation.dbt.runner import DbtInvocation, NodeResult, run_dbt
+from evaluation.dbt.runner import DbtInvocation, DbtRunError, NodeResult, run_dbt
 from evaluation.de.compare import NodeComparison, Status, compare_relations
+from evaluation.de.component import ComponentOutcome, ComponentRun, run_components
+from evaluation.de.cs_worker import RESULT_TABLE
 from evaluation.gold import GOLD_DB, copy_warehouse
 from evaluation.tasks.models import DeScoring
 
 CANDIDATE_DB = "cand.duckdb"
-CS_DB = "cs.duckdb"
+CS_DB = "compare.duckdb"
+
+log = logging.getLogger(__name__)
+
+
+class ScoringError(BenchforgeError):
+    """The scorer was called wrongly (not: the candidate is bad, which is a score)."""
 
 
 class NodeScore(BaseModel):
@@ -52,6 +64,10 @@ class DeScore(BaseModel):
     nodes: list[NodeScore]
     candidate_errors: list[str] = []
     seconds: dict[str, float] = {}
+    isolation: Isolation | None = None
+    """How contained the candidate's code was while it was scored."""
+    unsandboxed: bool = False
+    """True when scoring ran without a sandbox (explicitly requested)."""
 
     def summary(self) -> str:
         return f"CS {self.cs:.2f} / CFS {self.cfs:.2f} / SR {self.sr:.0f}"
@@ -99,14 +115,26 @@ def score_candidate(
     scored_nodes: set[str] | None = None,
     node_timeout_s: float = 600,
     sandbox: SandboxBackend | None = None,
+    unsandboxed: bool = False,
 ) -> DeScore:
     """Scores the dbt project in ``candidate``. ``scored_nodes`` limits the weighted nodes
-    (de_evol weighs only the nodes its change touches); others get weight 0. With a
-    ``sandbox``, the candidate's dbt runs in it, the gold folder hidden."""
+    (de_evol weighs only the nodes its change touches); others get weight 0.
+
+    Every execution of candidate code (dbt compile and run, hooks, Python models, the CS
+    queries) happens in ``sandbox`` (default: the best backend this machine has), where the
+    gold is not visible. ``unsandboxed=True`` runs it as plain processes instead: a warning is
+    logged and the score records it."""
+    candidate, gold_folder = candidate.resolve(), gold_folder.resolve()
+    dataset_dir, work_dir = dataset_dir.resolve(), work_dir.resolve()
+    if work_dir.is_relative_to(candidate):
+        raise ScoringError(f"the work folder {work_dir} is inside the candidate {candidate}")
+    backend = _backend(sandbox, unsandboxed)
     if work_dir.exists():
         shutil.rmtree(work_dir)
     work_dir.mkdir(parents=True)
     gold = load_manifest(gold_folder / "manifest.json")
+    if not gold.models:
+        raise ScoringError(f"the gold build in {gold_folder} has no models")
     timings: dict[str, float] = {}
     errors: list[str] = []
     cand_manifest: DbtManifest | None = None
@@ -118,29 +146,35 @@ def score_candidate(
         copy_warehouse(dataset_dir, cand_db)
         profiles = _profiles(work_dir)
         t0 = time.perf_counter()
-        run = run_dbt(candidate, cand_db, ["run"], work_dir / "run", profiles_dir=profiles,
-                      sandbox=sandbox, hidden=[gold_folder])  # fmt: skip
+        run = _dbt(candidate, cand_db, ["run"], work_dir / "run", profiles, backend, gold_folder,
+                   errors)  # fmt: skip
         timings["cfs_build"] = time.perf_counter() - t0
         manifest_path = work_dir / "run" / "target" / "manifest.json"
         if manifest_path.exists():
-            cand_manifest = load_manifest(manifest_path)
-        if not run.ok:
+            cand_manifest = _load_candidate_manifest(manifest_path, errors)
+        if run is not None and not run.ok:
             errors.append("dbt run: " + _last_error(run))
         if cand_manifest is not None:
             # Models the run skipped (downstream of a failure) still need compiled SQL for CS.
             pending = sorted(n for n, m in cand_manifest.models.items() if not m.compiled_code)
             if pending:
                 t0 = time.perf_counter()
-                run_dbt(candidate, cand_db, ["compile", "--select", *pending],
-                        work_dir / "compile", profiles_dir=profiles, sandbox=sandbox,
-                        hidden=[gold_folder])  # fmt: skip
+                _dbt(candidate, cand_db, ["compile", "--select", *pending], work_dir / "compile",
+                     profiles, backend, gold_folder, errors)  # fmt: skip
                 timings["compile"] = time.perf_counter() - t0
                 cand_manifest = _with_compiled(cand_manifest, work_dir / "compile")
+    components = ComponentRun(outcomes={})
+    if cand_manifest is not None:
+        components = run_components(gold, cand_manifest, gold_folder / GOLD_DB,
+                                    dataset_dir / "warehouse.duckdb", cand_db, work_dir / "cs",
+                                    backend, node_timeout_s)  # fmt: skip
+        timings |= components.seconds
     t0 = time.perf_counter()
-    nodes = _score_nodes(gold, gold_folder / GOLD_DB, cand_manifest, run, cand_db, work_dir,
-                         scoring, scored_nodes, node_timeout_s)  # fmt: skip
+    nodes = _score_nodes(gold, gold_folder / GOLD_DB, cand_manifest, run, cand_db, components,
+                         work_dir, scoring, scored_nodes, node_timeout_s)  # fmt: skip
     timings["compare"] = time.perf_counter() - t0
     weighted = [n for n in nodes if n.weight > 0]
+    isolation = components.isolation or backend.isolation()
     return DeScore(
         cs=layered_score(nodes, scoring, {n.name: n.cs.matched for n in nodes}),
         cfs=layered_score(nodes, scoring, {n.name: n.cfs_score for n in nodes}),
@@ -148,7 +182,40 @@ def score_candidate(
         nodes=nodes,
         candidate_errors=errors,
         seconds=timings,
+        isolation=isolation,
+        unsandboxed=unsandboxed,
     )
+
+
+def _backend(sandbox: SandboxBackend | None, unsandboxed: bool) -> SandboxBackend:
+    if unsandboxed:
+        log.warning(
+            "scoring WITHOUT a sandbox (explicitly requested): candidate code runs as this "
+            "user with the host's filesystem and network; the score records it"
+        )
+        return ProcessBackend(notes=["unsandboxed scoring, explicitly requested"])
+    return sandbox if sandbox is not None else default_backend()
+
+
+def _dbt(
+    candidate: Path, db: Path, args: list[str], work: Path, profiles: Path,
+    backend: SandboxBackend, gold_folder: Path, errors: list[str],
+) -> DbtInvocation | None:  # fmt: skip
+    try:
+        return run_dbt(candidate, db, args, work, profiles_dir=profiles, sandbox=backend,
+                       hidden=[gold_folder])  # fmt: skip
+    except DbtRunError as err:
+        errors.append(f"dbt {args[0]}: {err}")
+        return None
+
+
+def _load_candidate_manifest(path: Path, errors: list[str]) -> DbtManifest | None:
+    """The manifest the candidate's sandboxed dbt wrote: untrusted, so any shape is possible."""
+    try:
+        return load_manifest(path)
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        errors.append(f"the candidate's dbt manifest is unreadable: {str(err)[:200]}")
+        return None
 
 
 def _with_compiled(manifest: DbtManifest, compile_dir: Path) -> DbtManifest:
@@ -179,17 +246,16 @@ def _last_error(invocation: DbtInvocation) -> str:
 
 def _score_nodes(
     gold: DbtManifest, gold_db: Path, cand: DbtManifest | None, run: DbtInvocation | None,
-    cand_db: Path, work_dir: Path, scoring: DeScoring, scored: set[str] | None, timeout: float,
+    cand_db: Path, components: ComponentRun, work_dir: Path, scoring: DeScoring,
+    scored: set[str] | None, timeout: float,
 ) -> list[NodeScore]:  # fmt: skip
+    """Compares what the candidate produced with the gold, in the scorer's process: the
+    candidate's component outputs (made in the sandbox) and its end-to-end build."""
     con = duckdb.connect(str(work_dir / CS_DB))
     con.execute(f"ATTACH '{gold_db}' AS gold (READ_ONLY)")
     if cand is not None and cand_db.exists():
         con.execute(f"ATTACH '{cand_db}' AS cand (READ_ONLY)")
-    # Candidate SQL runs in this process: no files, no network, no settings changes from it.
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
     statuses = {r.unique_id: r for r in (run.results if run else [])}
-    rewrite = _relation_map(gold, cand) if cand is not None else {}
     results: dict[str, NodeScore] = {}
     try:
         for name in gold.topological():
@@ -202,7 +268,8 @@ def _score_nodes(
                 reason = "the candidate has no model of this name"
                 cs = cfs = _missing(reason)
             else:
-                cs = _component(con, g, c, rewrite, scoring.rel_tol, timeout)
+                cs = _component(con, g, c, components.outcomes.get(name), scoring.rel_tol,
+                                timeout)  # fmt: skip
                 cfs = _cascading(con, g, c, statuses, scoring.rel_tol, timeout)
             results[name] = NodeScore(name=name, layer=g.layer, weight=weight, cs=cs, cfs=cfs)
     finally:
@@ -212,41 +279,24 @@ def _score_nodes(
     return [results[n] for n in gold.topological()]
 
 
-def _relation_map(gold: DbtManifest, cand: DbtManifest) -> dict[str, str]:
-    """Candidate relations (as compiled) -> the gold relations they stand for."""
-    mapping: dict[str, str] = {}
-    for name, node in cand.models.items():
-        if name in gold.models and node.relation:
-            mapping[node.relation] = _in_db("gold", gold.models[name])
-    for relation in cand.sources.values():
-        # Sources read the untouched raw copy inside the gold build, never the candidate's.
-        parts = [p.strip('"') for p in relation.split(".")]
-        if len(parts) == 3:
-            mapping[relation] = qualified("gold", parts[1], parts[2])
-    return mapping
-
-
 def _in_db(db: str, node: ModelNode) -> str:
     return qualified(db, node.schema_, node.alias)
 
 
 def _component(
-    con: duckdb.DuckDBPyConnection, g: ModelNode, c: ModelNode, rewrite: dict[str, str],
-    rel_tol: float, timeout: float,
+    con: duckdb.DuckDBPyConnection, g: ModelNode, c: ModelNode,
+    outcome: ComponentOutcome | None, rel_tol: float, timeout: float,
 ) -> NodeComparison:  # fmt: skip
     if not c.compiled_code:
         return _missing("the model did not compile", "build_error")
-    sql = c.compiled_code.strip().rstrip(";")
-    for old in sorted(rewrite, key=len, reverse=True):
-        sql = sql.replace(old, rewrite[old])
-    target = qualified("cs", g.schema_, g.alias).replace('"cs"', '"cs"')
+    if outcome is None or outcome.output is None:
+        error = outcome.error if outcome is not None else "not run"
+        return _missing(error or "not run", "build_error")
+    con.execute(f"ATTACH '{outcome.output}' AS cs_node (READ_ONLY)")
     try:
-        with _Timeout(con, timeout):
-            con.execute(f"CREATE SCHEMA IF NOT EXISTS cs.{quote(g.schema_)}")
-            con.execute(f"CREATE OR REPLACE TABLE {target} AS SELECT * FROM (\n{sql}\n) AS _node")
-    except duckdb.Error as err:
-        return _missing(f"failed on gold inputs: {str(err).splitlines()[0][:300]}", "build_error")
-    return _compare(con, g, target, rel_tol, timeout)
+        return _compare(con, g, qualified("cs_node", "main", RESULT_TABLE), rel_tol, timeout)
+    finally:
+        con.execute("DETACH cs_node")
 
 
 def _cascading(

@@ -78,10 +78,13 @@ def scoring_of(task: LoadedTask) -> DeScoring:
 
 
 def score_task(task: LoadedTask, candidate: Path, gold: TaskGold, dataset_dir: Path,
-               work: Path, sandbox: SandboxBackend | None = None) -> DeScore:  # fmt: skip
+               work: Path, sandbox: SandboxBackend | None = None,
+               unsandboxed: bool = False) -> DeScore:  # fmt: skip
+    """Scores ``candidate`` for ``task``; candidate code runs in ``sandbox`` (default: the
+    machine's best backend) unless ``unsandboxed`` is explicitly asked for."""
     scored = set(gold.scored_nodes) if gold.scored_nodes is not None else None
     return score_candidate(candidate, gold.gold_folder, dataset_dir, work, scoring_of(task), scored,
-                           sandbox=sandbox)  # fmt: skip
+                           sandbox=sandbox, unsandboxed=unsandboxed)  # fmt: skip
 
 
 def workspace(task: LoadedTask, gold_folder: Path | None, dest: Path) -> Path:

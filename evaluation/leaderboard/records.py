@@ -46,6 +46,11 @@ class TrialScore(BaseModel):
     cost_usd: float | None = None
     agent_wall_s: float = 0.0
     scored_at: datetime | None = None
+    scoring_sandbox: str | None = Field(
+        default=None,
+        description="the sandbox backend that ran the candidate's code while scoring; "
+        "'none' when scoring was explicitly unsandboxed",
+    )
 
     @property
     def primary_score(self) -> float | None:
