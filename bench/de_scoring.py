@@ -3,8 +3,10 @@
 On the crm domain at scale 1 (seed 7): synthesizes the dataset (no validation) unless --dataset
 is given, times one `dbt build` of dbt_projects/crm (models + tests) on a copy of its
 warehouse, then times scoring the gold repository as a candidate (dbt compile + the
-end-to-end build for CFS + every node on gold inputs for CS + all comparisons). Prints both
-wall times and their ratio (target <= 3).
+end-to-end build for CFS, every node's CS query in the sandbox on a fresh database holding only
+its gold inputs, all comparisons). Prints both wall times and their ratio (target <= 2). A
+trial is scored on the held-out seed and the visible one: that is two such scorings against two
+gold builds, each built once and cached, so the ratio per scoring is the figure that counts.
 
 Usage: python bench/de_scoring.py [--domain crm] [--scale 1] [--dataset DIR] [--keep DIR]
 """
@@ -26,7 +28,7 @@ from evaluation.gold import build_gold  # noqa: E402
 from evaluation.tasks.models import DeScoring  # noqa: E402
 from synthesis.dataset import build_dataset  # noqa: E402
 
-TARGET = 3.0
+TARGET = 2.0
 
 
 def main() -> None:
@@ -56,6 +58,10 @@ def main() -> None:
     score_s = time.perf_counter() - t0
     parts = ", ".join(f"{k} {v:.1f} s" for k, v in result.seconds.items())
     print(f"scoring the gold repo as a candidate: {score_s:.1f} s ({parts}) -> {result.summary()}")
+    iso = result.isolation
+    if iso is not None:
+        print(f"candidate code ran in the {iso.backend} sandbox (filesystem {iso.filesystem}, "
+              f"network {iso.network})")  # fmt: skip
     ratio = score_s / build_s
     print(f"\nratio scoring / gold build: {ratio:.2f}  (target <= {TARGET:g}: "
           f"{'ok' if ratio <= TARGET else 'MISSED'})")  # fmt: skip

@@ -172,7 +172,7 @@ def _score(args: argparse.Namespace) -> int:
 
     from evaluation.de.tasks import dump_report, prepare_gold, score_task
     from evaluation.tasks import load_task
-    from flows.datasets import local_dataset
+    from flows.datasets import heldout_dataset, local_dataset
 
     _quiet_prefect(args.verbose)
     loaded = load_task(Path(args.task))
@@ -185,13 +185,22 @@ def _score(args: argparse.Namespace) -> int:
         print(warning, file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="benchforge-score-") as tmp:
         work = Path(args.work).resolve() if args.work else Path(tmp)
+        candidate = Path(args.candidate).resolve()
         dataset = local_dataset(ref.domain, args.dataset, work / "dataset", ref.scale, ref.seed)
         gold = prepare_gold(loaded, dataset, work)
-        result = score_task(loaded, Path(args.candidate).resolve(), gold, dataset, work / "score",
+        result = score_task(loaded, candidate, gold, dataset, work / "score",
                             unsandboxed=args.unsandboxed)  # fmt: skip
+        if args.dataset is None and not args.visible_only:
+            heldout = heldout_dataset(ref.domain, work / "heldout", ref.scale, ref.seed)
+            primary = score_task(loaded, candidate, prepare_gold(loaded, heldout, work), heldout,
+                                 work / "score-heldout", unsandboxed=args.unsandboxed)  # fmt: skip
+            result = primary.model_copy(update={"scored_on": "heldout", "visible": result})
     report = Path(args.report or f"score-{loaded.spec.id}.json")
     dump_report(result, report)
-    print(f"{loaded.key}: {result.summary()}")
+    seed = "held-out seed" if result.scored_on == "heldout" else "visible dataset"
+    print(f"{loaded.key}: {result.summary()} ({seed})")
+    if result.visible is not None:
+        print(f"  visible seed: {result.visible.summary()}")
     if result.unsandboxed:
         print("  ! scored WITHOUT a sandbox")
     elif result.isolation is not None:
@@ -422,7 +431,16 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("kind", choices=["de"])
     score.add_argument("--task", required=True, help="task folder (task_specs/<suite>/<id>)")
     score.add_argument("--candidate", required=True, help="the candidate dbt project folder")
-    score.add_argument("--dataset", help="dataset folder (default: the task's dataset)")
+    score.add_argument(
+        "--dataset",
+        help="score on this dataset folder only (default: the task's held-out seed, with the "
+        "task's visible dataset beside it)",
+    )
+    score.add_argument(
+        "--visible-only",
+        action="store_true",
+        help="score on the task's visible dataset only (the data an agent sees)",
+    )
     score.add_argument("--report", help="where to write the JSON report")
     score.add_argument("--work", help="keep builds in this folder (default: a temp folder)")
     score.add_argument(

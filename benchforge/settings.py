@@ -51,6 +51,9 @@ class BenchforgeSettings(BaseSettings):
     aws_secret_access_key: SecretStr | None = None
     openai_base_url: str | None = None
     openai_api_key: SecretStr | None = None
+    heldout_secret: SecretStr | None = None
+    """Derives the held-out seeds DE tasks are scored on; default: a random key created once
+    in the artifact store (``secrets/heldout.key``), out of every sandbox's sight."""
 
     @classmethod
     def settings_customise_sources(

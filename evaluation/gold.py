@@ -74,7 +74,9 @@ def copy_warehouse(dataset_dir: Path, dest: Path) -> Path:
 def build_gold(
     domain: str, repo: Path, dataset_dir: Path, out: Path, docs: bool = True
 ) -> GoldBuild:
-    """Runs ``dbt build`` (models + tests) of ``repo`` on a copy of the dataset's warehouse."""
+    """Runs ``dbt build`` (models + tests) of ``repo`` on a copy of the dataset's warehouse.
+    A build that yields no models is an error, never an empty gold."""
+    repo, dataset_dir, out = repo.resolve(), dataset_dir.resolve(), out.resolve()
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -87,6 +89,11 @@ def build_gold(
             f"{r.unique_id} ({r.status}: {(r.message or '')[:120]})" for r in failures
         )
         raise GoldBuildError(f"dbt build of {repo} failed: {names or build.log_tail[-1500:]}")
+    if _count(build, "model.") == 0:
+        raise GoldBuildError(
+            f"dbt build of {repo} built no models (is it a dbt project with models/?): "
+            f"{build.log_tail[-800:]}"
+        )
     for name in ("manifest.json", "run_results.json"):
         shutil.copyfile(work / "target" / name, out / name)
     if docs:

@@ -33,7 +33,7 @@ from agents.registry import build_agent
 from agents.runs.chunk import ChunkJob, execute_chunk
 from agents.runs.matrix import chunked, expand
 from agents.runs.models import ChunkSummary, LlmOptions, RunSpec, TrialPlan
-from agents.runs.scoring import GoldCache, score_trial
+from agents.runs.scoring import GoldCache, ScoreMemo, score_trial
 from agents.runs.store import RunStore
 from benchforge import progress
 from benchforge.artifacts import open_store
@@ -42,7 +42,7 @@ from benchforge.sandbox import Isolation, default_backend
 from benchforge.settings import BenchforgeSettings, load_settings
 from evaluation.tasks import LoadedTask, load_tasks
 from evaluation.tasks.loader import PROJECT_ROOT, load_task
-from flows.datasets import local_dataset
+from flows.datasets import heldout_dataset, local_dataset
 
 MOCK_PREFIX = "mock-"
 
@@ -137,6 +137,26 @@ def resolve_datasets(
             folder = local_dataset(
                 ref.domain, override, scratch / "datasets" / ref.domain, ref.scale, ref.seed
             )
+            by_ref[ident] = str(Path(folder).resolve())
+        out[loaded.key] = by_ref[ident]
+    return out
+
+
+def resolve_heldout(
+    tasks: list[LoadedTask], overrides: dict[str, str], scratch: Path
+) -> dict[str, str]:
+    """task key -> held-out dataset folder, for tasks on their domain's generated dataset (a
+    custom dataset given for a domain has no spec to regenerate it from)."""
+    by_ref: dict[tuple[str, float, int], str] = {}
+    out = {}
+    for loaded in tasks:
+        ref = loaded.spec.dataset
+        if ref.domain in overrides or not loaded.spec.family.startswith("de_"):
+            continue
+        ident = (ref.domain, ref.scale, ref.seed)
+        if ident not in by_ref:
+            folder = heldout_dataset(ref.domain, scratch / "heldout" / ref.domain, ref.scale,
+                                     ref.seed)  # fmt: skip
             by_ref[ident] = str(Path(folder).resolve())
         out[loaded.key] = by_ref[ident]
     return out
@@ -264,6 +284,7 @@ def run_suite(
     dask: str | None = None,
     retry_infra_errors: bool = True,
     llm: LlmOptions | None = None,
+    heldout: bool = True,
 ) -> RunSummary:
     """Runs every (task, agent, model, epoch) of ``suites`` not already done in ``run_id``.
 
@@ -272,7 +293,9 @@ def run_suite(
     tasks on ``workers`` threads, or on a Dask cluster (``dask="local:N"`` starts a local
     cluster of N processes; otherwise a scheduler address). ``datasets`` maps a domain to a
     dataset folder (default: synthesized at the task's scale and seed). ``llm`` sets the
-    model client's timeout, retries and backoff.
+    model client's timeout, retries and backoff. With ``heldout`` (the default), DE trials on
+    a generated dataset are scored on a held-out seed the agents never see, the visible-seed
+    score beside it (metrics ``cs_visible``, ...).
     """
     logger = get_run_logger()
     t0 = time.monotonic()
@@ -287,6 +310,7 @@ def run_suite(
     if any(a.uses_model for a in built.values()) and not models:
         raise ConfigError("an agent that calls a model needs at least one --model")
     dataset_dirs = resolve_datasets(tasks, datasets or {}, work)
+    heldout_dirs = resolve_heldout(tasks, datasets or {}, work) if heldout else {}
     use_mock = bool(models) and settings.openai_api_key is None
     with llm_endpoint(settings, models) as base_url:
         spec = RunSpec(
@@ -300,6 +324,7 @@ def run_suite(
             llm_base_url=base_url,
             mock_llm=use_mock,
             datasets=dataset_dirs,
+            heldout_datasets=heldout_dirs,
             created_at=datetime.now(UTC),
         )
         previous = run.read_spec()
@@ -390,6 +415,7 @@ def score_chunk(run_id: str, slugs: list[str], work: str, unsandboxed: bool) -> 
             tasks[ident] = _find_task(spec, ident)
         loaded = tasks[ident]
         dataset = spec.datasets.get(loaded.key)
+        heldout = spec.heldout_datasets.get(loaded.key)
         score = score_trial(
             run,
             result,
@@ -399,6 +425,8 @@ def score_chunk(run_id: str, slugs: list[str], work: str, unsandboxed: bool) -> 
             Path(work),
             sandbox,
             unsandboxed=unsandboxed,
+            heldout_dir=Path(heldout) if heldout else None,
+            memo=_score_memo(run_id),
         )
         run.write_score(score)
         statuses[score.status] = statuses.get(score.status, 0) + 1
@@ -407,6 +435,11 @@ def score_chunk(run_id: str, slugs: list[str], work: str, unsandboxed: bool) -> 
 
 
 _gold_caches: dict[str, GoldCache] = {}
+_score_memos: dict[str, ScoreMemo] = {}
+
+
+def _score_memo(run_id: str) -> ScoreMemo:
+    return _score_memos.setdefault(run_id, ScoreMemo())
 
 
 def _gold_cache(work: Path) -> GoldCache:
@@ -455,9 +488,12 @@ def score_run(
         runner: Any = ThreadPoolTaskRunner(max_workers=workers)
         if unsandboxed:
             logger.warning("scoring run %s WITHOUT a sandbox (explicitly requested)", run_id)
-        for part in _score_chunks(runner, run_id, parts, work, unsandboxed):
-            for status, count in part.items():
-                statuses[status] = statuses.get(status, 0) + count
+        try:
+            for part in _score_chunks(runner, run_id, parts, work, unsandboxed):
+                for status, count in part.items():
+                    statuses[status] = statuses.get(status, 0) + count
+        finally:
+            _score_memos.pop(run_id, None)
     return ScoreSummary(
         run_id=run_id,
         scored=len(todo),

@@ -13,7 +13,7 @@ from evaluation.de.tasks import TaskVerification, verify_task
 from evaluation.tasks import LoadedTask, load_tasks
 from evaluation.tasks.loader import PROJECT_ROOT
 from evaluation.tasks.models import DeArchTask
-from flows.datasets import local_dataset
+from flows.datasets import heldout_dataset, local_dataset
 
 MUTATIONS_DIR = PROJECT_ROOT / "task_specs" / "mutations"
 
@@ -27,11 +27,12 @@ def verify_one(loaded: LoadedTask, dataset_dir: str, work: str,
 
 
 @flow(name="verify_tasks")
-def verify_tasks(path: str = "task_specs", work: str | None = None,
-                 mutations: bool = True) -> list[TaskVerification]:  # fmt: skip
+def verify_tasks(path: str = "task_specs", work: str | None = None, mutations: bool = True,
+                 heldout: bool = True) -> list[TaskVerification]:  # fmt: skip
     """Validates every task under ``path``; for executable tasks checks gold = 100/100/100,
     the do-nothing submission = 0 and every mutation of the domain's catalogue = its predicted
-    score. Fails (naming the tasks) if any check does not hold."""
+    score, on the held-out dataset trials are scored on (``heldout``, the default) or on the
+    visible one. Fails (naming the tasks) if any check does not hold."""
     logger = get_run_logger()
     root_path = Path(path) if Path(path).is_absolute() else PROJECT_ROOT / path
     tasks = [t for t in load_tasks(root_path) if not isinstance(t.spec, DeArchTask)]
@@ -40,7 +41,11 @@ def verify_tasks(path: str = "task_specs", work: str | None = None,
         results = []
         for loaded in tasks:
             ref = loaded.spec.dataset
-            dataset_dir = local_dataset(ref.domain, None, root / "datasets", ref.scale, ref.seed)
+            dataset_dir = (
+                heldout_dataset(ref.domain, root / "heldout", ref.scale, ref.seed)
+                if heldout
+                else local_dataset(ref.domain, None, root / "datasets", ref.scale, ref.seed)
+            )
             # "scoring": the gold cache score_run uses too, when both get the same work root
             results.append(verify_one(loaded, str(dataset_dir), str(root / "scoring"), mutations))
             logger.info("%s: %s", loaded.key, "ok" if results[-1].ok else results[-1].problems)

@@ -104,10 +104,11 @@ def test_run_and_report_commands(workdir: Path) -> None:
     assert reported.returncode == 0, reported.stderr[-3000:]
     for task, family in [("crm-impl-full", "de_impl"), ("crm-evol-rep-quarterly-attainment",
                          "de_evol"), ("crm-evol-support-response-sla", "de_evol")]:  # fmt: skip
-        assert (
-            f"| {task} | {family} | oracle | - | 100.0 | 100.0 | 100.0 | 2/2 |" in reported.stdout
-        )
-        assert f"| {task} | {family} | null | - | 0.0 | 0.0 | 0.0 | 2/2 |" in reported.stdout
+        # CS, then CFS, CFS / CS on the visible seed, SR, SR on the visible seed
+        full = " | ".join(["100.0"] * 6)
+        assert f"| {task} | {family} | oracle | - | {full} | 2/2 |" in reported.stdout
+        zero = " | ".join(["0.0"] * 6)
+        assert f"| {task} | {family} | null | - | {zero} | 2/2 |" in reported.stdout
     assert "mock LLM" not in reported.stdout
     react = run(
         "benchforge run --suite de-crm --task crm-evol-support-response-sla --agent react-de "
@@ -163,9 +164,13 @@ def test_task_and_score_commands(workdir: Path) -> None:
         {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts")},
     )
     assert scored.returncode == 0, (scored.stdout + scored.stderr)[-3000:]
-    assert "CS 100.00 / CFS 100.00 / SR 100" in scored.stdout
+    assert "CS 100.00 / CFS 100.00 / SR 100 (held-out seed)" in scored.stdout
+    assert "visible seed: CS 100.00 / CFS 100.00 / SR 100" in scored.stdout
+    assert "sandbox: namespace (network isolated, filesystem confined)" in scored.stdout
     report = ROOT / "score.json"
-    assert json.loads(report.read_text())["sr"] == 100.0
+    data = json.loads(report.read_text())
+    assert data["sr"] == 100.0 and data["scored_on"] == "heldout"
+    assert data["visible"]["sr"] == 100.0 and data["unsandboxed"] is False
     report.unlink()
 
 

@@ -7,7 +7,9 @@ each attack would succeed without the protection under test, so every test can f
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -30,6 +32,10 @@ from benchforge.sandbox import (
     SandboxResult,
     default_backend,
 )
+from benchforge.sandbox import mounts as mounts_module
+from benchforge.sandbox import namespace as namespace_module
+from benchforge.sandbox.mounts import plan_mounts
+from benchforge.sandbox.namespace import runtime_paths as namespace_runtime_paths
 from benchforge.sandbox.uids import pids_of_uid
 
 ROOT = Path(__file__).parents[1]
@@ -153,11 +159,13 @@ def test_hidden_paths_cannot_be_read(ns: NamespaceBackend, ws: Path) -> None:
         targets.append(str(repo_file))
     argv = [PY, "-c", READ_ATTEMPT, *targets]
 
-    control = run(ns, argv, ws)  # the same files, not hidden: readable
+    # Only what is exposed is there at all: the host folder's parent, read-only.
+    shown = [HOST_FOLDER.parent]
+    control = run(ns, argv, ws, read_only=shown)  # the same files, not hidden: readable
     assert control.stdout.count(" READ ") == len(targets), control.stdout
 
     hidden = [gold, ws / "answer.txt", HOST_FOLDER]
-    result = run(ns, [*argv, str(HOST_FILE)], ws, hidden=hidden)
+    result = run(ns, [*argv, str(HOST_FILE)], ws, hidden=hidden, read_only=shown)
     assert secret not in result.stdout
     assert result.stdout.count(" DENIED ") == len(targets), result.stdout
     assert f"{HOST_FILE} READ" in result.stdout  # only what is hidden disappears
@@ -170,6 +178,262 @@ def test_hidden_paths_cannot_be_read(ns: NamespaceBackend, ws: Path) -> None:
     assert secret not in result.stdout, result
     assert_no_sandbox_processes(result)
     assert_still_works(ns, ws)
+
+
+# -- 1b. the filesystem is an allow-list -----------------------------------------------------
+
+GOLD_FIXTURE = ROOT / "tests" / "fixtures" / "mini_dbt"
+
+
+@pytest.fixture
+def outside_copies() -> Iterator[list[Path]]:
+    """Folders outside the checkout, outside /tmp and outside any hidden path (a home folder,
+    /srv), removed afterwards."""
+    made = [Path(base) / f"benchforge-test-{uuid.uuid4().hex}" for base in ("/srv", "/root")]
+    try:
+        for path in made:
+            path.mkdir(parents=True)
+        yield made
+    finally:
+        for path in made:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+LS_CAT_OPEN = """
+path=$1; shift
+ls "$(dirname "$path")" && echo LS-WORKED
+cat "$path" && echo CAT-WORKED
+python3 -c 'import sys; print(open(sys.argv[1]).read()); print("OPEN-WORKED")' "$path"
+for file in "$@"; do cat "$file"; done
+echo written > written.txt && echo WRITE-WORKED
+"""
+
+
+def test_gold_copies_elsewhere_on_the_host_are_invisible(
+    ns: NamespaceBackend, ws: Path, tmp_path: Path, outside_copies: list[Path]
+) -> None:
+    secret = f"GOLD-{uuid.uuid4().hex}"
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "orders.csv").write_text("id,amount\n1,10\n")
+    gold_files = []
+    for base in outside_copies:
+        shutil.copytree(GOLD_FIXTURE, base / "mini_dbt")
+        sql = next(iter(sorted((base / "mini_dbt" / "models").rglob("*.sql"))))
+        sql.write_text(sql.read_text() + f"\n-- {secret}\n")
+        gold_files.append(sql)
+
+    for sql in gold_files:
+        argv = ["sh", "-c", LS_CAT_OPEN, "sh", str(sql), str(data / "orders.csv")]
+        # Control: exposed read-only, the same commands read it.
+        control = run(ns, argv, ws, read_only=[sql.parents[2], data])
+        assert control.stdout.count(secret) >= 2, control
+        assert "LS-WORKED" in control.stdout and "OPEN-WORKED" in control.stdout
+
+        result = run(ns, argv, ws, read_only=[data])
+        assert secret not in result.stdout + result.stderr, result
+        for what in ("LS", "CAT", "OPEN"):
+            assert f"{what}-WORKED" not in result.stdout, result
+        assert "id,amount\n1,10" in result.stdout  # the read_only file is readable
+        assert "WRITE-WORKED" in result.stdout  # the workspace is writable
+        assert (ws / "written.txt").read_text() == "written\n"
+
+
+def test_other_trials_workspaces_are_invisible(
+    ns: NamespaceBackend, tmp_path: Path, outside_copies: list[Path]
+) -> None:
+    for base in (tmp_path, outside_copies[0]):  # under the private /tmp, and a host folder
+        trials = base / "trials"
+        mine, other = trials / "a" / "ws", trials / "b" / "ws"
+        for path in (mine, other):
+            path.mkdir(parents=True)
+        secret = f"OTHER-{uuid.uuid4().hex}"
+        (other / "answer.sql").write_text(secret)
+        code = (
+            "import os, sys\n"
+            "trials, other = sys.argv[1], sys.argv[2]\n"
+            "print('trials:', sorted(os.listdir(trials)))\n"
+            "print('a:', sorted(os.listdir(os.path.join(trials, 'a'))))\n"
+            "try:\n    print(open(other).read())\nexcept OSError as exc:\n"
+            "    print('DENIED', type(exc).__name__)\n"
+        )
+        result = run(ns, [*py(code), str(trials), str(other / "answer.sql")], mine)
+        assert result.returncode == 0, result
+        assert secret not in result.stdout
+        assert "trials: ['a']" in result.stdout and "a: ['ws']" in result.stdout
+        assert "DENIED FileNotFoundError" in result.stdout
+
+
+WALK = """
+import json, os, sys
+allowed = json.loads(sys.argv[1])
+def shown(path):
+    return any(path == a or path.startswith(a + "/") or a.startswith(path + "/") for a in allowed)
+found = {"top": sorted(os.listdir("/")), "extra": [], "links": {}}
+for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+    if os.path.lexists("/" + name):
+        found["links"][name] = os.path.islink("/" + name)
+for top in ("/root", "/home", "/work", "/srv", "/opt", "/mnt", "/var", "/run"):
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            if not shown(path):
+                found["extra"].append(path)
+        dirnames[:] = [d for d in dirnames if not any(
+            os.path.join(dirpath, d) == a for a in allowed)]
+found["extra"] = found["extra"][:50]
+print(json.dumps(found))
+"""
+
+
+def test_only_the_system_runtime_and_exposures_are_visible(
+    ns: NamespaceBackend, tmp_path: Path, outside_copies: list[Path]
+) -> None:
+    ws = outside_copies[0] / "trials" / "1" / "ws"  # a workspace outside /tmp
+    ws.mkdir(parents=True)
+    data = outside_copies[1] / "data"
+    data.mkdir()
+    (outside_copies[1] / "gold.sql").write_text("select 1")
+    runtime = [str(p) for p in namespace_runtime_paths()]
+    allowed = [*runtime, str(ws), str(data), "/var/tmp"]
+    result = run(ns, [PY, "-c", WALK, json.dumps(allowed)], ws, read_only=[data])
+    assert result.returncode == 0, result
+    found = json.loads(result.stdout)
+    assert found["extra"] == [], found["extra"]
+    host_top = set(os.listdir("/"))
+    system = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc"} & host_top
+    expected = system | {"dev", "proc", "sys", "tmp", "var"}
+    expected |= {Path(p).parts[1] for p in allowed}
+    assert set(found["top"]) == expected, found["top"]
+    for name, is_link in found["links"].items():  # merged /usr: the same symlinks
+        assert is_link == os.path.islink("/" + name), name
+
+    devices = (
+        "head -c 16 /dev/urandom | wc -c; head -c 4 /dev/zero | wc -c; echo x > /dev/null "
+        "&& echo NULL-OK; ls /dev/fd/ >/dev/null && echo FD-OK; ls /proc/1/root 2>&1 | head -1"
+    )
+    result = run(ns, ["sh", "-c", devices], ws)
+    lines = result.stdout.split()
+    assert lines[:4] == ["16", "4", "NULL-OK", "FD-OK"], result
+    assert "Permission denied" in result.stdout  # the launcher's root is not reachable
+
+
+def test_hidden_inside_a_read_only_path(
+    ns: NamespaceBackend, ws: Path, outside_copies: list[Path]
+) -> None:
+    shown = outside_copies[0] / "project"
+    shutil.copytree(GOLD_FIXTURE, shown)
+    secret = f"GOLD-{uuid.uuid4().hex}"
+    (shown / "models" / "staging" / "secret.sql").write_text(secret)
+    code = (
+        "import os, sys\n"
+        "root = sys.argv[1]\n"
+        "print('models:', sorted(os.listdir(os.path.join(root, 'models'))))\n"
+        "print('staging:', os.listdir(os.path.join(root, 'models', 'staging')))\n"
+        "print(open(os.path.join(root, 'dbt_project.yml')).read()[:4])\n"
+    )
+    result = run(
+        ns, [*py(code), str(shown)], ws, read_only=[shown], hidden=[shown / "models" / "staging"]
+    )
+    assert result.returncode == 0, result
+    assert "staging: []" in result.stdout and secret not in result.stdout
+    assert "models: ['intermediate', 'marts', 'staging']" in result.stdout
+
+
+def test_an_exposure_swapped_for_a_symlink_is_refused(
+    ns: NamespaceBackend, ws: Path, outside_copies: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read_only folder inside a workspace that an agent (in a concurrent sandbox) replaces
+    by a symlink between planning and mounting: the launcher refuses, it exposes nothing."""
+    secret = f"GOLD-{uuid.uuid4().hex}"
+    (outside_copies[0] / "answer.sql").write_text(secret)
+    data = ws / "data"
+    data.mkdir()
+    (data / "orders.csv").write_text("id\n1\n")
+    planned = namespace_module.plan_mounts
+
+    def plan_then_swap(**kwargs: Any) -> Any:
+        result = planned(**kwargs)
+        data.rename(ws / "data.moved")
+        data.symlink_to(outside_copies[0])
+        return result
+
+    monkeypatch.setattr(namespace_module, "plan_mounts", plan_then_swap)
+    argv = ["sh", "-c", f"cat {data}/answer.sql {data}/orders.csv"]
+    with pytest.raises(SandboxError, match="changed since the sandbox was planned"):
+        run(ns, argv, ws, read_only=[data])
+    monkeypatch.undo()
+    data.unlink()
+    (ws / "data.moved").rename(data)
+    result = run(ns, argv, ws, read_only=[data])
+    assert secret not in result.stdout and "id\n1" in result.stdout
+    assert_still_works(ns, ws)
+
+
+def test_the_plan_is_an_allow_list(tmp_path: Path) -> None:
+    ws = tmp_path / "trials" / "7" / "ws"
+    (ws / "gold").mkdir(parents=True)
+    data = tmp_path / "data"
+    (data / "gold").mkdir(parents=True)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    ops, notes = plan_mounts(
+        workspace=ws,
+        read_only=[data],
+        hidden=[ws / "gold", data / "gold", outside, Path("/etc")],
+        runtime=[Path("/usr")],
+        uid=os.getuid(),
+        tmp_bytes=1 << 20,
+    )
+    assert notes == []
+    kinds = {(op.path, op.kind, op.readonly) for op in ops}
+    real = str(tmp_path.resolve())
+    assert (f"{real}/trials/7/ws", "bind", False) in kinds
+    assert (f"{real}/data", "bind", True) in kinds
+    assert (f"{real}/trials/7/ws/gold", "tmpfs", True) in kinds
+    assert (f"{real}/data/gold", "tmpfs", True) in kinds
+    assert ("/usr", "bind", True) in kinds and ("/proc", "proc", True) in kinds
+    assert ("/tmp", "tmpfs", False) in kinds and ("/dev/null", "bind", True) in kinds
+    paths = [op.path for op in ops]
+    assert f"{real}/elsewhere" not in paths  # not in the view: nothing to hide
+    assert "/etc" not in paths  # a hidden system folder is left out
+    assert paths.index("/tmp") < paths.index(f"{real}/trials/7/ws")  # outermost first
+    assert paths.index(f"{real}/trials/7/ws") < paths.index(f"{real}/trials/7/ws/gold")
+    for bad in (Path("/"), Path("/proc/1")):
+        with pytest.raises(SandboxError, match="cannot expose"):
+            plan_mounts(
+                workspace=ws, read_only=[bad], hidden=[], runtime=[], uid=0, tmp_bytes=1 << 20
+            )
+
+
+def test_a_resolv_conf_linked_out_of_etc_is_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    resolved = tmp_path / "run" / "resolv.conf"  # systemd-resolved's stub file
+    resolved.parent.mkdir()
+    resolved.write_text("nameserver 127.0.0.53\n")
+    link = tmp_path / "resolv.conf"
+    link.symlink_to(resolved)
+    monkeypatch.setattr(mounts_module, "RESOLV_CONF", str(link))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ops, _ = plan_mounts(workspace=ws, read_only=[], hidden=[], runtime=[], uid=0, tmp_bytes=1)
+    shown = {op.path for op in ops if op.kind == "bind"}
+    assert str(resolved.resolve()) in shown
+    assert str(tmp_path.resolve() / "run") not in shown  # the file, not its folder
+
+
+def test_python_stdlib_and_dbt_run_with_a_workspace_under_tmp(
+    ns: NamespaceBackend, ws: Path
+) -> None:
+    assert str(ws.resolve()).startswith("/tmp/")
+    code = "import json, sqlite3, ssl; ssl.create_default_context(); print('IMPORTS-OK')"
+    result = run(ns, py(code), ws)
+    assert (result.returncode, result.stdout) == (0, "IMPORTS-OK\n"), result
+    dbt = str(Path(PY).with_name("dbt"))
+    result = run(ns, [dbt, "--version"], ws, limits=SandboxLimits(wall_s=120))
+    assert result.returncode == 0, result
+    assert "duckdb" in result.stdout.lower(), result.stdout
 
 
 # -- 2. writes outside the workspace -----------------------------------------------------------

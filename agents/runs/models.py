@@ -39,6 +39,11 @@ class RunSpec(BaseModel):
     datasets: dict[str, str] = Field(
         default_factory=dict, description="task key -> local dataset folder it ran on"
     )
+    heldout_datasets: dict[str, str] = Field(
+        default_factory=dict,
+        description="task key -> the held-out dataset its trials are scored on (same spec and "
+        "scale, a secret seed); absent for tasks on a custom dataset",
+    )
     created_at: datetime
 
     def matrix(self) -> tuple[object, ...]:

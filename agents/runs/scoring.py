@@ -1,13 +1,18 @@
 """(Re)scoring stored trials, without re-running agents: submission in, ``TrialScore`` out.
 
 Gold is prepared per task (built once, cached under ``work``) and given to the scorer only
-here, after the agent has finished; it is never in a workspace.
+here, after the agent has finished; it is never in a workspace. Scoring is deterministic, so
+identical submissions (the oracle's or the null agent's epochs, say) share one score: the
+:class:`ScoreMemo` keys scores by the submitted repository's content.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,6 +20,7 @@ from agents.protocol import TrialResult
 from agents.runs.executor import rebuild_workspace
 from agents.runs.store import RunStore
 from benchforge.sandbox import SandboxBackend
+from evaluation.de.scoring import DeScore
 from evaluation.de.tasks import TaskGold, prepare_gold, score_task
 from evaluation.leaderboard.records import TrialScore
 from evaluation.tasks.models import DeArchTask, LoadedTask
@@ -36,6 +42,39 @@ class GoldCache:
             if ident not in self._gold:
                 self._gold[ident] = prepare_gold(task, dataset_dir, self.work)
             return self._gold[ident]
+
+
+def tree_digest(root: Path) -> str:
+    """sha256 over every path under ``root`` with its content (a symlink: its target text)."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames + [d for d in dirnames if os.path.islink(Path(dirpath, d))]):
+            path = Path(dirpath, name)
+            rel = path.relative_to(root).as_posix().encode()
+            if path.is_symlink():
+                h.update(b"L" + rel + b"\0" + os.readlink(path).encode() + b"\0")
+            elif path.is_file():
+                h.update(b"F" + rel + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+class ScoreMemo:
+    """Scores by (task, dataset, sandboxing, submission content); thread-safe, and a second
+    identical submission waits for the first one's score instead of scoring again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._locks: dict[tuple[str, ...], threading.Lock] = {}
+        self._scores: dict[tuple[str, ...], DeScore] = {}
+
+    def score(self, ident: tuple[str, ...], compute: Callable[[], DeScore]) -> DeScore:
+        with self._lock:
+            key_lock = self._locks.setdefault(ident, threading.Lock())
+        with key_lock:
+            if ident not in self._scores:
+                self._scores[ident] = compute()
+            return self._scores[ident]
 
 
 def _base(result: TrialResult) -> dict[str, object]:
@@ -71,7 +110,11 @@ def score_trial(
     work: Path,
     sandbox: SandboxBackend | None,
     unsandboxed: bool = False,
+    heldout_dir: Path | None = None,
+    memo: ScoreMemo | None = None,
 ) -> TrialScore:
+    """Scores one finished trial. With ``heldout_dir`` the metrics are those on the held-out
+    dataset, and the visible dataset's are kept beside them as ``<metric>_visible``."""
     base = _base(result)
     if result.status == "infra_error":
         return TrialScore.model_validate({**base, "status": "infra_error", "detail": result.error})
@@ -82,13 +125,27 @@ def score_trial(
         raise ValueError(f"{task.key}: no dataset to score against")
     trial_work = work / "trials" / run.run_id / result.key.slug
     candidate = rebuild_workspace(run, result, trial_work / "submission")
-    task_gold = gold.get(task, dataset_dir)
+    scores: dict[str, DeScore] = {}
+    memo = memo if memo is not None else ScoreMemo()
     try:
-        score = score_task(task, candidate / "repo", task_gold, dataset_dir, trial_work / "score",
-                           sandbox=sandbox, unsandboxed=unsandboxed)  # fmt: skip
+        digest = tree_digest(candidate / "repo")
+        datasets = {"heldout": heldout_dir, "visible": dataset_dir}
+        for label, data in ((k, v) for k, v in datasets.items() if v is not None):
+
+            def compute(label: str = label, data: Path = data) -> DeScore:
+                return score_task(task, candidate / "repo", gold.get(task, data), data,
+                                  trial_work / f"score-{label}", sandbox=sandbox,
+                                  unsandboxed=unsandboxed)  # fmt: skip
+
+            ident = (task.key, str(data), str(unsandboxed), digest)
+            scores[label] = memo.score(ident, compute)
     finally:
         shutil.rmtree(trial_work, ignore_errors=True)
+    score = scores.get("heldout", scores["visible"])
     metrics = {"cs": score.cs, "cfs": score.cfs, "sr": score.sr}
+    if "heldout" in scores:
+        visible = scores["visible"]
+        metrics |= {"cs_visible": visible.cs, "cfs_visible": visible.cfs, "sr_visible": visible.sr}
     return TrialScore.model_validate(
         {
             **base,
@@ -96,6 +153,7 @@ def score_trial(
             "metrics": metrics,
             "primary": PRIMARY_DE_METRIC,
             "success": score.sr >= 100.0,
+            "scored_on": "heldout" if "heldout" in scores else "visible",
             "scoring_sandbox": "none"
             if score.unsandboxed
             else (score.isolation.backend if score.isolation else None),

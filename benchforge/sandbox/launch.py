@@ -8,13 +8,31 @@ The config (JSON, read from ``--config-fd``) says what to do:
 
 * ``mode == "namespace"``: the launcher is pid 1 of fresh pid/mount/(net/ipc/uts) namespaces
   made by ``unshare`` and runs as root. It joins the cgroups prepared by the backend, builds the
-  filesystem view (fresh /proc, every host mount read-only, private tmpfs /tmp, hidden paths
-  masked, exposures bound back), brings up its own loopback, then forks the command, which
-  drops to the sandbox's unprivileged uid and execs. The launcher stays as pid 1 to reap
-  orphans; when the command ends it reports the exit status and exits, and the kernel kills
-  everything else in the pid namespace. It also exits (killing the tree) when the backend dies
-  (the lifeline pipe closes) or a backup deadline passes.
+  filesystem view, brings up its own loopback, then forks the command, which drops to the
+  sandbox's unprivileged uid and execs. The launcher stays as pid 1 to reap orphans; when the
+  command ends it reports the exit status and exits, and the kernel kills everything else in
+  the pid namespace. It also exits (killing the tree) when the backend dies (the lifeline pipe
+  closes) or a backup deadline passes.
 * ``mode == "process"``: no namespaces; set the rlimits and exec the command in place.
+
+The filesystem view is an allow-list (planned by ``mounts.py``, as ``mount_ops``), built the
+way bubblewrap builds one:
+
+1. every bind source is opened (``O_PATH``) while the host tree is still in sight, and must
+   still be the very path the backend resolved (a folder an agent swapped for a symlink since,
+   in a workspace it shares with a running sandbox, fails the setup instead of exposing
+   whatever the link points to);
+2. an empty tmpfs, the new root, is mounted over /tmp (in this mount namespace only);
+3. each op is applied inside it at its own path, outermost first, creating its mount point
+   on the way (the folders leading to an exposure are these empty folders): binds from the
+   opened sources (recursive, then remounted read-only/nosuid/nodev at once), tmpfs, dead
+   mounts on hidden files, symlinks, a fresh /proc;
+4. ``pivot_root`` into the new root, then the old (host) root is detached: from then on no
+   path leads to anything of the host that the plan did not name (without ``pivot_root``:
+   ``MS_MOVE`` onto / and ``chroot``, which the unprivileged command cannot leave);
+5. every mount but the workspace and the private tmpfs is made read-only and nosuid (nodev
+   but for the device nodes): the root tmpfs, hidden folders, and mounts nested in a bound
+   tree (/sys's cgroup mounts), which a recursive bind brings along writable.
 
 Messages to the backend are JSON lines on ``--status-fd``: ``ready`` (with setup notes),
 ``error`` (setup failed: the sandbox could not start) and ``exit`` (the command's status).
@@ -33,6 +51,7 @@ import resource
 import select
 import signal
 import socket
+import stat
 import struct
 import sys
 import time
@@ -46,6 +65,7 @@ MS_REMOUNT = 0x20
 MS_NOATIME = 0x400
 MS_NODIRATIME = 0x800
 MS_BIND = 0x1000
+MS_MOVE = 0x2000
 MS_REC = 0x4000
 MS_RELATIME = 0x200000
 MS_STRICTATIME = 0x1000000
@@ -59,7 +79,23 @@ _OPTION_FLAGS = {
     "relatime": MS_RELATIME,
     "strictatime": MS_STRICTATIME,
 }
+MNT_DETACH = 0x2
 PR_SET_NO_NEW_PRIVS = 38
+# pivot_root(2) has no libc wrapper: its syscall number per machine (os.uname().machine).
+_SYS_PIVOT_ROOT = {
+    "x86_64": 155,
+    "aarch64": 41,
+    "arm64": 41,
+    "riscv64": 41,
+    "i386": 217,
+    "i686": 217,
+    "s390x": 217,
+    "ppc64le": 203,
+    "ppc64": 203,
+}
+# Where the new root is assembled (covered by it in this mount namespace only).
+STAGING = "/tmp"
+_ROOT_TMPFS = "size=1m,mode=755"
 SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 IFF_UP = 0x1
@@ -94,16 +130,18 @@ def _unescape_mountinfo(field: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
-def _host_mounts() -> list[tuple[str, int]]:
-    """Mount points in this mount namespace with their per-mount flags, outermost first."""
+def _mounts() -> list[tuple[str, bool, int]]:
+    """Mount points of this mount namespace (as seen from our root): path, whether read-only,
+    per-mount flags to keep."""
     mounts = []
     with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
         for line in fh:
             fields = line.split()
+            options = fields[5].split(",")
             flags = 0
-            for option in fields[5].split(","):
+            for option in options:
                 flags |= _OPTION_FLAGS.get(option, 0)
-            mounts.append((_unescape_mountinfo(fields[4]), flags))
+            mounts.append((_unescape_mountinfo(fields[4]), "ro" in options, flags))
     return mounts
 
 
@@ -111,68 +149,124 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _make_host_read_only(notes: list[str]) -> None:
-    """Remount every inherited mount read-only and nosuid, in this namespace only.
+def _make_mount_point(target: str, is_dir: bool) -> None:
+    if os.path.lexists(target):
+        return
+    if is_dir:
+        os.makedirs(target, mode=0o755)
+    else:
+        os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+        os.close(os.open(target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
 
-    Permissions already stop the unprivileged uid from writing most places; this also closes
-    world-writable corners (/run/lock, a leftover workspace owned by a recycled uid, ...), so
-    the workspace and the private tmpfs really are the only writable places.
-    """
-    for path, flags in _host_mounts():
-        if _under(path, "/proc"):
-            continue  # shadowed by the fresh /proc
-        keep = flags & _KEPT_MOUNT_FLAGS
+
+def _bind_flags(op: dict[str, Any]) -> int:
+    flags = MS_REMOUNT | MS_BIND | MS_NOSUID | (MS_RDONLY if op["readonly"] else 0)
+    return flags if op["dev"] else flags | MS_NODEV
+
+
+def _apply_op(op: dict[str, Any], root: str, source: int | None) -> None:
+    kind, target = op["kind"], root + op["path"]
+    if kind == "symlink":
+        os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+        os.symlink(op["target"], target)
+    elif kind == "proc":
+        _make_mount_point(target, True)
+        _mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    elif kind == "tmpfs":
+        _make_mount_point(target, True)
+        flags = MS_NOSUID | MS_NODEV | (MS_NOEXEC if op["readonly"] else 0)
+        _mount("tmpfs", target, "tmpfs", flags, f"size={op['size']},mode={op['mode']:o}")
+        # A hidden folder stays writable until the end: deeper mount points go in it.
+    elif kind == "mask":
+        # A file cannot be covered by a tmpfs: cover it with /dev/null on a nodev mount,
+        # which makes opening it fail.
+        assert source is not None
+        _make_mount_point(target, False)
+        _mount(f"/proc/self/fd/{source}", target, None, MS_BIND)
+        _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    elif kind == "bind":
+        assert source is not None
+        _make_mount_point(target, stat.S_ISDIR(os.fstat(source).st_mode))
+        _mount(f"/proc/self/fd/{source}", target, None, MS_BIND | MS_REC)
+        _mount(None, target, None, _bind_flags(op))
+    else:
+        raise SetupError(f"unknown mount op {kind!r}")
+
+
+def _pivot_root(root: str, notes: list[str]) -> None:
+    """Make ``root`` the root of this mount namespace and drop the old one."""
+    os.chdir(root)
+    number = _SYS_PIVOT_ROOT.get(os.uname().machine)
+    if number is not None and _libc.syscall(number, b".", b".") == 0:
+        # The old root now sits on top of the new one: detach it, and with it every path to
+        # the host's tree.
+        if _libc.umount2(b".", MNT_DETACH) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"cannot detach the host root: {os.strerror(err)}")
+        os.chdir("/")
+        return
+    err = ctypes.get_errno() if number is not None else errno.ENOSYS
+    # No pivot_root (an initramfs root, an unknown machine): move the new root over / and
+    # chroot into it; the command, unprivileged and without CAP_SYS_CHROOT, cannot leave.
+    _mount(".", "/", None, MS_MOVE)
+    os.chroot(".")
+    os.chdir("/")
+    notes.append(f"pivot_root unavailable ({os.strerror(err)}): the sandbox root is a chroot")
+
+
+def _seal(ops: list[dict[str, Any]]) -> None:
+    """Every mount read-only and nosuid, except the writable ones the plan asked for."""
+    writable = {op["path"] for op in ops if op["kind"] in ("bind", "tmpfs") and not op["readonly"]}
+    devices = {op["path"] for op in ops if op["kind"] == "bind" and op["dev"]}
+    for path, readonly, flags in _mounts():
+        if readonly or path in writable or path in devices or _under(path, "/proc"):
+            continue
+        flags = (flags & _KEPT_MOUNT_FLAGS) | MS_NODEV
         try:
-            _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | keep)
+            _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | flags)
         except OSError as exc:
-            if exc.errno != errno.ENOENT:  # gone: nothing to protect
-                notes.append(f"could not make host mount {path} read-only ({exc.strerror})")
+            raise SetupError(f"cannot make {path} read-only: {exc.strerror}") from exc
 
 
-def _prepare_mountpoints(root: str, entries: list[list[Any]]) -> None:
-    for rel, is_dir in entries:
-        target = os.path.join(root, rel)
-        if is_dir:
-            os.makedirs(target, mode=0o755, exist_ok=True)
-        else:
-            os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
-            if not os.path.lexists(target):
-                os.close(os.open(target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
-
-
-def _apply_mount_ops(ops: list[dict[str, Any]]) -> None:
-    """Apply the backend's mount plan (ordered outermost first)."""
-    # Sources are opened before anything is mounted over them: a path under a hidden folder
-    # is still reachable through its descriptor.
-    sources = {
-        i: os.open(op["path"], os.O_PATH | os.O_CLOEXEC)
-        for i, op in enumerate(ops)
-        if op["kind"] == "bind"
-    }
-    for i, op in enumerate(ops):
-        path, kind = op["path"], op["kind"]
+def build_root(ops: list[dict[str, Any]], notes: list[str]) -> None:
+    """Build the sandbox's filesystem from the plan and switch into it (see module doc)."""
+    os.umask(0o022)
+    # Sources are opened before anything is mounted: a path under /tmp or under a hidden
+    # folder is still reachable through its descriptor.
+    sources: dict[int, int] = {}
+    try:
+        for i, op in enumerate(ops):
+            if op["kind"] in ("bind", "mask"):
+                path = op["path"] if op["kind"] == "bind" else "/dev/null"
+                sources[i] = fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                if os.readlink(f"/proc/self/fd/{fd}") != path:
+                    raise SetupError(f"{path} changed since the sandbox was planned")
+    except (OSError, SetupError) as exc:
+        for fd in sources.values():
+            os.close(fd)
+        if isinstance(exc, SetupError):
+            raise
+        raise SetupError(f"cannot open {exc.filename}: {exc.strerror}") from exc
+    try:
         try:
-            if kind == "tmpfs":
-                flags = MS_NOSUID | MS_NODEV | (MS_NOEXEC if op["readonly"] else 0)
-                _mount("tmpfs", path, "tmpfs", flags, f"size={op['size']},mode={op['mode']:o}")
-                _prepare_mountpoints(path, op["mountpoints"])
-                if op["readonly"]:
-                    _mount("tmpfs", path, "tmpfs", MS_REMOUNT | MS_RDONLY | flags)
-            elif kind == "mask":
-                # A file cannot be covered by a tmpfs: cover it with /dev/null on a nodev mount,
-                # which makes opening it fail.
-                _mount("/dev/null", path, None, MS_BIND)
-                _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-            elif kind == "bind":
-                _mount(f"/proc/self/fd/{sources[i]}", path, None, MS_BIND | MS_REC)
-                flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV
-                _mount(None, path, None, flags | (MS_RDONLY if op["readonly"] else 0))
-            else:
-                raise SetupError(f"unknown mount op {kind!r}")
+            _mount("tmpfs", STAGING, "tmpfs", MS_NOSUID | MS_NODEV, _ROOT_TMPFS)
         except OSError as exc:
-            raise SetupError(f"cannot set up {kind} at {path}: {exc.strerror}") from exc
-    for fd in sources.values():
-        os.close(fd)
+            raise SetupError(f"cannot mount the sandbox root: {exc.strerror}") from exc
+        for i, op in enumerate(ops):
+            try:
+                _apply_op(op, STAGING, sources.get(i))
+            except OSError as exc:
+                raise SetupError(
+                    f"cannot set up {op['kind']} at {op['path']}: {exc.strerror}"
+                ) from exc
+    finally:
+        for fd in sources.values():
+            os.close(fd)
+    try:
+        _pivot_root(STAGING, notes)
+    except OSError as exc:
+        raise SetupError(f"cannot switch to the sandbox root: {exc.strerror}") from exc
+    _seal(ops)
 
 
 def _loopback_up() -> None:
@@ -198,12 +292,7 @@ def setup_namespace(config: dict[str, Any]) -> list[str]:
     # The command, not the launcher, must be what the OOM killer picks.
     with contextlib.suppress(OSError):
         _write("/proc/self/oom_score_adj", "-1000")
-    try:
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    except OSError as exc:
-        raise SetupError(f"cannot mount a fresh /proc: {exc.strerror}") from exc
-    _make_host_read_only(notes)
-    _apply_mount_ops(config["mount_ops"])
+    build_root(config["mount_ops"], notes)
     if config["uts"]:
         try:
             socket.sethostname("sandbox")

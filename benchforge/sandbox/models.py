@@ -43,7 +43,9 @@ class SandboxRequest(BaseModel):
     """One command to run contained.
 
     Paths are host paths; inside the sandbox they appear at the same place, so a workspace at
-    ``/data/trials/7/ws`` is ``/data/trials/7/ws`` for the agent too.
+    ``/data/trials/7/ws`` is ``/data/trials/7/ws`` for the agent too. A namespace sandbox
+    shows only the system folders, the interpreter's installation, ``read_only`` and the
+    workspace: any other host path is simply not there.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -54,9 +56,12 @@ class SandboxRequest(BaseModel):
     cwd: Path | None = None
     """Working directory; default the workspace; relative paths are relative to it."""
     read_only: list[Path] = Field(default_factory=list)
-    """Made visible read-only, even when under a hidden path (e.g. the dataset folder)."""
+    """Made visible read-only (files or folders), even when under a hidden path (e.g. the
+    dataset folder)."""
     hidden: list[Path] = Field(default_factory=list)
-    """Made empty and read-only (gold folders, the artifact root, the repository's task specs)."""
+    """Made empty and read-only (gold folders, the artifact root, the repository's task specs).
+    The namespace sandbox needs it only for paths inside what it shows (the workspace, a
+    ``read_only`` folder, the system folders); anything else is not visible anyway."""
     env: dict[str, str] = Field(default_factory=dict)
     """The only environment, on top of defaults for PATH, HOME (the workspace), TMPDIR, LANG
     and DO_NOT_TRACK; a key given here wins over its default."""

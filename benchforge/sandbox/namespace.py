@@ -8,16 +8,25 @@ One run::
     make memory/pids cgroups with limits
     plan the mounts (mounts.py)
     unshare --mount --pid --net --ipc --uts --fork --kill-child -- python launch.py
-                                               launcher = pid 1, root: join cgroups, fresh
-                                               /proc, host read-only, tmpfs /tmp, hide,
-                                               expose, loopback up; fork: drop to uid
-                                               2000xx, no_new_privs, rlimits, execve(argv)
+                                               launcher = pid 1, root: join cgroups; build
+                                               a new root on a tmpfs holding only the
+                                               allow-list (system dirs, runtime, exposures,
+                                               fresh /proc, private /tmp), hide inside it,
+                                               pivot_root, detach the host's root, all but
+                                               the workspace and /tmp read-only; loopback
+                                               up; fork: drop to uid 2000xx,
+                                               no_new_privs, rlimits, execve(argv)
     wall clock: SIGKILL the launcher           pid 1 dies -> the kernel kills the namespace
     kill anything left in the cgroups / of the uid, remove the cgroups,
     chown the workspace back to us, release the uid
 
 Killing pid 1 of a pid namespace kills every process in it, whatever they did (double forks,
 ``setsid``); the launcher also exits when this process dies (its lifeline pipe closes).
+
+The filesystem is an allow-list (see ``mounts.py``): the command sees the system folders a
+toolchain needs, this interpreter's installation (:func:`runtime_paths`), the request's
+``read_only`` paths and its workspace, each at its own path, and nothing else of the host
+(no home folders, no other checkout or artifact root, no other trial's workspace).
 """
 
 from __future__ import annotations
@@ -133,8 +142,9 @@ def probe_capabilities(*, use_cgroups: bool = True) -> Capabilities:
 
 
 def runtime_paths() -> list[Path]:
-    """This interpreter's installation (venv and base), kept visible read-only in sandboxes,
-    so ``python``, ``dbt`` and friends from the venv run even under a hidden repository."""
+    """This interpreter's installation (venv and base), exposed read-only in sandboxes, so
+    ``python``, ``dbt`` and friends from the venv run there: exactly these folders (with a
+    pyenv interpreter, ``/root/.pyenv/versions/X``, not the rest of ``/root``)."""
     candidates = {
         os.path.realpath(p)
         for p in (

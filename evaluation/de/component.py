@@ -18,10 +18,13 @@ stores the result; the scorer compares it with the gold afterwards (:mod:`evalua
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -34,6 +37,7 @@ from evaluation.dbt.manifest import DbtManifest, ModelNode
 from evaluation.de import cs_worker
 
 WORKER_SOURCE = Path(cs_worker.__file__).read_text()
+GOLD_DB_NAME = "gold.duckdb"
 _IDENTIFIER = re.compile(r'"((?:[^"]|"")*)"|([^."]+)')
 
 
@@ -44,7 +48,7 @@ class Relation(BaseModel):
 
 
 class NodeInput(BaseModel):
-    source: str  # qualified relation in the scorer's connection (gold / raw / cand)
+    source: str  # "gold:<schema>.<name>" (the gold build) or "cand:<schema>.<name>" (helpers)
     target: Relation  # where the candidate's SQL looks for it
 
 
@@ -81,23 +85,20 @@ def node_inputs(
         target = parse_relation(theirs.relation) if theirs is not None else None
         if target is not None:
             g = gold.models[parent]
-            inputs.append(NodeInput(source=qualified("gold", g.schema_, g.alias), target=target))
+            inputs.append(NodeInput(source=f"gold:{g.schema_}.{g.alias}", target=target))
     source_ids = set(node.sources)
     for uid in source_ids:
         target = parse_relation(cand.sources.get(uid, ""))
         if target is not None and (target.schema_.lower(), target.name.lower()) in raw_tables:
-            inputs.append(
-                NodeInput(source=qualified("raw", target.schema_, target.name), target=target)
-            )
+            # Read from the gold build's untouched copy of the raw data: same tables, same rows.
+            inputs.append(NodeInput(source=f"gold:{target.schema_}.{target.name}", target=target))
     for uid in node.depends_on:
         helper = cand.by_id.get(uid)
         if helper is None or helper.name in gold.models:
             continue  # gold models reach a node only as gold parents
         target = parse_relation(helper.relation)
         if target is not None:
-            inputs.append(
-                NodeInput(source=qualified("cand", helper.schema_, helper.alias), target=target)
-            )
+            inputs.append(NodeInput(source=f"cand:{helper.schema_}.{helper.alias}", target=target))
     return inputs
 
 
@@ -106,50 +107,81 @@ def _tables(con: duckdb.DuckDBPyConnection, database: str) -> set[tuple[str, str
         "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ?", [database]
     ).fetchall()
     rows += con.execute(
-        "SELECT schema_name, view_name FROM duckdb_views() WHERE database_name = ?", [database]
+        "SELECT schema_name, view_name FROM duckdb_views() WHERE database_name = ? "
+        "AND NOT internal",
+        [database],
     ).fetchall()
-    return {(str(s).lower(), str(t).lower()) for s, t in rows}
+    return {(str(s), str(t)) for s, t in rows}
 
 
-def _materialize(
-    con: duckdb.DuckDBPyConnection, folder: Path, inputs: list[NodeInput],
-    available: set[tuple[str, str, str]],
-) -> dict[str, str]:  # fmt: skip
-    """Writes one input file per database name; returns database name -> file name."""
-    files: dict[str, str] = {}
-    by_db: dict[str, list[NodeInput]] = {}
-    for item in inputs:
-        by_db.setdefault(item.target.database, []).append(item)
-    for index, (database, items) in enumerate(sorted(by_db.items())):
+def _file_name(schema: str, table: str) -> str:
+    return hashlib.sha256(f"{schema}\0{table}".encode()).hexdigest()[:20] + ".duckdb"
+
+
+def export_relations(source_db: Path, folder: Path, database: str = "src") -> dict[str, Path]:
+    """One small DuckDB file per relation of ``source_db`` (table ``main.relation``), written
+    once into ``folder`` (a marker records completion; concurrent scorers wait on a lock)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / "relations.json"
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not marker.exists():
+            con = duckdb.connect()
+            try:
+                con.execute(f"ATTACH '{source_db}' AS {quote(database)} (READ_ONLY)")
+                found = {}
+                for schema, table in sorted(_tables(con, database)):
+                    name = _file_name(schema, table)
+                    con.execute(f"ATTACH '{folder / name}' AS rel_out")
+                    con.execute(
+                        f"CREATE OR REPLACE TABLE rel_out.main.relation AS "
+                        f"FROM {qualified(database, schema, table)}"
+                    )
+                    con.execute("DETACH rel_out")
+                    found[f"{schema}.{table}"] = name
+            finally:
+                con.close()
+            marker.write_text(json.dumps(found, indent=1, sort_keys=True))
+    names: dict[str, str] = json.loads(marker.read_text())
+    return {key.lower(): folder / name for key, name in names.items()}
+
+
+class _Sources:
+    """Where each owed input's data lives: per-relation files of the gold build (its models and
+    its untouched copy of the raw tables) and of the candidate's own build (helpers)."""
+
+    def __init__(self, gold: dict[str, Path], cand: dict[str, Path], raw: set[tuple[str, str]]):
+        self.gold, self.cand, self.raw = gold, cand, raw
+
+    def file(self, item: NodeInput) -> Path | None:
+        kind, _, key = item.source.partition(":")
+        return (self.cand if kind == "cand" else self.gold).get(key.lower())
+
+
+def _materialize(folder: Path, inputs: list[NodeInput], sources: _Sources) -> list[dict[str, str]]:
+    """Copies each owed relation's file into the node's folder; returns the worker's view list."""
+    views: list[dict[str, str]] = []
+    for index, item in enumerate(inputs):
+        source = sources.file(item)
+        if source is None:
+            continue  # e.g. a helper its own build did not produce: the SQL fails to bind
         filename = f"in_{index}.duckdb"
-        con.execute(f"ATTACH '{folder / filename}' AS node_in")
-        try:
-            made: set[str] = set()
-            for item in items:
-                db, schema, table = _split_source(item.source)
-                if (db, schema.lower(), table.lower()) not in available:
-                    continue  # e.g. a candidate helper its own build did not produce
-                if item.target.schema_ not in made:
-                    con.execute(f"CREATE SCHEMA IF NOT EXISTS node_in.{quote(item.target.schema_)}")
-                    made.add(item.target.schema_)
-                target = qualified("node_in", item.target.schema_, item.target.name)
-                con.execute(f"CREATE OR REPLACE TABLE {target} AS FROM {item.source}")
-        finally:
-            con.execute("DETACH node_in")
-        files[database] = filename
-    return files
-
-
-def _split_source(source: str) -> tuple[str, str, str]:
-    rel = parse_relation(source)
-    assert rel is not None, source
-    return rel.database, rel.schema_, rel.name
+        shutil.copyfile(source, folder / filename)
+        views.append(
+            {
+                "file": filename,
+                "database": item.target.database,
+                "schema": item.target.schema_,
+                "name": item.target.name,
+            }
+        )
+    return views
 
 
 def run_components(
     gold: DbtManifest,
     cand: DbtManifest,
-    gold_db: Path,
+    gold_folder: Path,
     raw_db: Path,
     cand_db: Path | None,
     work: Path,
@@ -158,8 +190,6 @@ def run_components(
     memory_mb: int = 2048,
 ) -> ComponentRun:
     """Runs every candidate node that has compiled SQL and a gold counterpart, sandboxed."""
-    import time
-
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
@@ -168,26 +198,25 @@ def run_components(
     if not names:
         return ComponentRun(outcomes=outcomes)
     t0 = time.perf_counter()
-    plan: list[dict[str, object]] = []
+    gold_files = export_relations(gold_folder / GOLD_DB_NAME, gold_folder / "relations")
+    helpers = {h for n in names for h in _helpers(n, gold, cand)}
+    cand_files: dict[str, Path] = {}
+    if helpers and cand_db is not None and cand_db.exists():
+        cand_files = export_relations(cand_db, work / "helpers")
     con = duckdb.connect()
     try:
-        con.execute(f"ATTACH '{gold_db}' AS gold (READ_ONLY)")
         con.execute(f"ATTACH '{raw_db}' AS raw (READ_ONLY)")
-        databases = ["gold", "raw"]
-        if cand_db is not None and cand_db.exists():
-            con.execute(f"ATTACH '{cand_db}' AS cand (READ_ONLY)")
-            databases.append("cand")
-        available = {(db, s, t) for db in databases for s, t in _tables(con, db)}
-        raw_tables = {(s, t) for db, s, t in available if db == "raw"}
-        # Reverse topological order: see cs_worker's module doc.
-        for index, name in enumerate(reversed(names)):
-            folder = work / f"n{index:04d}"
-            folder.mkdir()
-            inputs = node_inputs(name, gold, cand, raw_tables)
-            files = _materialize(con, folder, inputs, available)
-            plan.append(_plan_entry(name, folder, cand.models[name], files, timeout_s, memory_mb))
+        raw_tables = {(s.lower(), t.lower()) for s, t in _tables(con, "raw")}
     finally:
         con.close()
+    sources = _Sources(gold_files, cand_files, raw_tables)
+    plan: list[dict[str, object]] = []
+    # Reverse topological order: see cs_worker's module doc.
+    for index, name in enumerate(reversed(names)):
+        folder = work / f"n{index:04d}"
+        folder.mkdir()
+        views = _materialize(folder, node_inputs(name, gold, cand, raw_tables), sources)
+        plan.append(_plan_entry(name, folder, cand.models[name], views, timeout_s, memory_mb))
     plan_path = work / "plan.json"
     plan_path.write_text(json.dumps({"nodes": plan}))
     t1 = time.perf_counter()
@@ -203,17 +232,26 @@ def run_components(
     )
 
 
+def _helpers(name: str, gold: DbtManifest, cand: DbtManifest) -> list[str]:
+    found = []
+    for uid in cand.models[name].depends_on:
+        helper = cand.by_id.get(uid)
+        if helper is not None and helper.name not in gold.models:
+            found.append(helper.name)
+    return found
+
+
 def _plan_entry(
-    name: str, folder: Path, node: ModelNode, files: dict[str, str], timeout_s: float,
+    name: str, folder: Path, node: ModelNode, views: list[dict[str, str]], timeout_s: float,
     memory_mb: int,
 ) -> dict[str, object]:  # fmt: skip
     own = parse_relation(node.relation)
-    default = own.database if own is not None and own.database in files else None
+    default = own.database if own is not None else None
     return {
         "name": name,
         "dir": str(folder),
         "sql": node.compiled_code or "",
-        "inputs": files,
+        "inputs": views,
         "default_database": default,
         "timeout_s": timeout_s,
         "threads": 2,

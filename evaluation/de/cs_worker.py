@@ -5,8 +5,9 @@ imports nothing but the standard library and ``duckdb``, so it works where the r
 not visible. For each node of the plan, in order, it:
 
 1. opens a fresh in-memory DuckDB, attaches the node's own output file and, read-only, the
-   input files the scorer materialized for *this node only* (its gold parents and the raw
-   tables it reads, under the database names the candidate's compiled SQL uses);
+   input files the scorer copied for *this node only* (one relation each: its gold parents and
+   the raw tables it reads), and shows each under the name the candidate's compiled SQL uses
+   (a view in an in-memory database of that name);
 2. disables external access and extension loading and locks the configuration;
 3. parses the candidate's compiled SQL and accepts exactly one ``SELECT`` statement;
 4. stores the result as ``main.result`` in the node's output file, writes ``status.json``,
@@ -29,6 +30,7 @@ from typing import Any
 import duckdb
 
 OUTPUT_ALIAS = "__benchforge_cs_out"
+_RESERVED = {"memory", "system", "temp", "main"}
 RESULT_TABLE = "result"
 
 
@@ -59,10 +61,24 @@ def run_node(node: dict[str, Any]) -> dict[str, Any]:
         con.execute(f"SET temp_directory = '{os.path.join(folder, 'spill')}'")
         out = os.path.join(folder, "out.duckdb")
         con.execute(f"ATTACH '{out}' AS {_quote(OUTPUT_ALIAS)}")
-        for alias, filename in node["inputs"].items():
-            path = os.path.join(folder, filename)
-            con.execute(f"ATTACH '{path}' AS {_quote(alias)} (READ_ONLY)")
-        if node.get("default_database"):
+        databases: set[str] = set()
+        for index, view in enumerate(node["inputs"]):
+            source = f"__benchforge_in_{index}"
+            path = os.path.join(folder, view["file"])
+            con.execute(f"ATTACH '{path}' AS {_quote(source)} (READ_ONLY)")
+            database = view["database"]
+            if database.lower() in _RESERVED or database.startswith("__"):
+                continue  # the candidate's SQL then fails to bind: a build error
+            if database not in databases:
+                con.execute(f"ATTACH ':memory:' AS {_quote(database)}")
+                databases.add(database)
+            schema = f"{_quote(database)}.{_quote(view['schema'])}"
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+            con.execute(
+                f"CREATE VIEW {schema}.{_quote(view['name'])} AS "
+                f"SELECT * FROM {_quote(source)}.main.relation"
+            )
+        if node.get("default_database") in databases:
             con.execute(f"USE {_quote(node['default_database'])}")
         for setting in (
             "SET enable_external_access = false",
@@ -97,8 +113,8 @@ def main(plan_path: str) -> int:
         started = time.perf_counter()
         status = run_node(node)
         status["seconds"] = round(time.perf_counter() - started, 4)
-        for filename in node["inputs"].values():
-            path = os.path.join(node["dir"], filename)
+        for view in node["inputs"]:
+            path = os.path.join(node["dir"], view["file"])
             for leftover in (path, path + ".wal"):
                 if os.path.exists(leftover):
                     os.remove(leftover)

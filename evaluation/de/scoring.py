@@ -19,6 +19,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
+from typing import Literal
 
 import duckdb
 from pydantic import BaseModel
@@ -68,6 +69,10 @@ class DeScore(BaseModel):
     """How contained the candidate's code was while it was scored."""
     unsandboxed: bool = False
     """True when scoring ran without a sandbox (explicitly requested)."""
+    scored_on: Literal["heldout", "visible"] = "visible"
+    """The data scored on: the held-out seed, or the dataset the agent saw."""
+    visible: DeScore | None = None
+    """With ``scored_on == "heldout"``: the same candidate scored on the visible dataset."""
 
     def summary(self) -> str:
         return f"CS {self.cs:.2f} / CFS {self.cfs:.2f} / SR {self.sr:.0f}"
@@ -165,7 +170,7 @@ def score_candidate(
                 cand_manifest = _with_compiled(cand_manifest, work_dir / "compile")
     components = ComponentRun(outcomes={})
     if cand_manifest is not None:
-        components = run_components(gold, cand_manifest, gold_folder / GOLD_DB,
+        components = run_components(gold, cand_manifest, gold_folder,
                                     dataset_dir / "warehouse.duckdb", cand_db, work_dir / "cs",
                                     backend, node_timeout_s)  # fmt: skip
         timings |= components.seconds

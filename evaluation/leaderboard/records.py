@@ -46,6 +46,11 @@ class TrialScore(BaseModel):
     cost_usd: float | None = None
     agent_wall_s: float = 0.0
     scored_at: datetime | None = None
+    scored_on: str | None = Field(
+        default=None,
+        description="'heldout': metrics are on the held-out seed (visible-seed ones are "
+        "suffixed _visible); 'visible': on the data the agent saw",
+    )
     scoring_sandbox: str | None = Field(
         default=None,
         description="the sandbox backend that ran the candidate's code while scoring; "
