@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -114,27 +115,58 @@ class Step(BaseModel):
     used_mock: bool | None = None
     exit_code: int | None = None
     timed_out: bool | None = None
+    interrupted: bool | None = Field(
+        default=None, description="in flight when the trial stopped (wall clock, error)"
+    )
+
+
+Started = tuple[datetime, float]  # from Trajectory.start: wall-clock and monotonic start
+_InFlight = tuple[Started, Literal["model", "tool"], str, dict[str, Any]]
 
 
 class Trajectory:
-    """Collects steps as they happen, so a trial that stops half-way keeps what it did."""
+    """Collects steps as they happen, so a trial that stops half-way keeps what it did.
+
+    ``start(kind, name, ...)`` also registers the step as *in flight* until ``step`` records
+    it; ``close`` (the runner, once the agent stopped) records any step still in flight as
+    interrupted and freezes the trajectory, so a step finishing after the kill (a thread the
+    cancellation could not stop) cannot change the stored record."""
 
     def __init__(self) -> None:
         self.steps: list[Step] = []
+        self._in_flight: dict[int, _InFlight] = {}  # id(started) -> what close() records
+        self._closed = False
+        self._lock = threading.Lock()  # a step may be recorded from a worker thread
 
-    def start(self) -> tuple[datetime, float]:
-        return datetime.now(UTC), time.monotonic()
+    def start(
+        self, kind: Literal["model", "tool"] | None = None, name: str | None = None,
+        **fields: Any,
+    ) -> Started:  # fmt: skip
+        """The start of a step; with ``kind`` and ``name`` (and any ``Step`` fields known up
+        front, e.g. ``arguments``) it is recorded as interrupted should the trial stop before
+        ``step`` records it."""
+        started = (datetime.now(UTC), time.monotonic())
+        if kind is not None and name is not None:
+            with self._lock:
+                self._in_flight[id(started)] = (started, kind, name, fields)
+        return started
 
     def add(self, step: Step) -> Step:
-        self.steps.append(step)
+        with self._lock:
+            if not self._closed:
+                self.steps.append(step)
         return step
 
     def next_index(self) -> int:
         return len(self.steps)
 
-    def step(self, kind: Literal["model", "tool"], name: str, started: tuple[datetime, float],
+    def step(self, kind: Literal["model", "tool"], name: str, started: Started,
              **fields: Any) -> Step:  # fmt: skip
         """Appends a step that began at ``started`` (from ``start()``) and ends now."""
+        with self._lock:
+            open_step = self._in_flight.get(id(started))
+            if open_step is not None and open_step[0] is started:
+                del self._in_flight[id(started)]
         started_at, t0 = started
         return self.add(
             Step(
@@ -146,6 +178,25 @@ class Trajectory:
                 **fields,
             )
         )
+
+    def close(self, reason: str) -> list[Step]:
+        """Records each step still in flight as interrupted (``ok=False``, ``error=reason``),
+        in the order they started, stops recording, and returns the steps."""
+        with self._lock:
+            if not self._closed:
+                now = time.monotonic()
+                pending = sorted(self._in_flight.values(), key=lambda entry: entry[0][1])
+                self._in_flight.clear()
+                for (started_at, t0), kind, name, fields in pending:
+                    self.steps.append(
+                        Step(**{
+                            **fields, "kind": kind, "index": len(self.steps),
+                            "started_at": started_at, "seconds": now - t0, "name": name,
+                            "ok": False, "error": reason, "interrupted": True,
+                        })
+                    )  # fmt: skip
+                self._closed = True
+            return list(self.steps)
 
 
 @dataclass

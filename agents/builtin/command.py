@@ -86,7 +86,7 @@ class CommandAgent:
         request = request.model_copy(
             update={"read_only": [*request.read_only, *self._config.read_only]}
         )
-        started = env.trajectory.start()
+        started = env.trajectory.start("tool", "command", arguments={"argv": request.argv})
         result = await env.sandbox.run_async(request)
         env.trajectory.step(
             "tool", "command", started, arguments={"argv": request.argv},

@@ -41,8 +41,8 @@ async def model_step(
 ) -> LlmResponse:
     """One model call, recorded in the trajectory whether it succeeds or not."""
     assert env.llm is not None
-    started = env.trajectory.start()
     model = env.llm.config.model
+    started = env.trajectory.start("model", model)
     try:
         response = await env.llm.complete(messages, tools=tools, epoch=env.key.epoch, **kwargs)
     except LlmError as exc:
@@ -59,6 +59,15 @@ async def model_step(
         used_mock=record.used_mock,
     )  # fmt: skip
     return response
+
+
+def _arguments_of(raw_arguments: str) -> dict[str, Any]:
+    """The call's arguments as recorded for a step cut short (the JSON object, else none)."""
+    try:
+        parsed = json.loads(raw_arguments or "{}")
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def _action_signature(name: str, arguments: str) -> str:
@@ -124,7 +133,7 @@ class ReactDeAgent:
     async def _act(
         self, env: TaskEnvironment, toolbox: DeToolbox, name: str, raw_arguments: str
     ) -> ToolOutcome:
-        started = env.trajectory.start()
+        started = env.trajectory.start("tool", name, arguments=_arguments_of(raw_arguments))
         try:
             parsed = json.loads(raw_arguments or "{}")
             arguments = parsed if isinstance(parsed, dict) else {}

@@ -286,6 +286,13 @@ async def run_trial(
     except Exception as exc:  # the agent's own failure is its result, scored on what it left
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         outcome = AgentOutcome(termination="agent_error", error=tb)
+    # Every step recorded up to the stop is kept; one still in flight (the model call or the
+    # command the wall clock cut short) is recorded as interrupted.
+    if outcome.termination == "wall_clock":
+        interrupted = f"interrupted: the trial ran past its wall clock ({ctx.limits.wall_s:g} s)"
+    else:
+        interrupted = f"interrupted: {outcome.error or 'the agent stopped before the step ended'}"
+    steps = env.trajectory.close(interrupted)
     result = TrialResult(
         run_id=ctx.run.run_id,
         key=key,
@@ -295,9 +302,9 @@ async def run_trial(
         answer=outcome.answer,
         error=outcome.error,
         materials=materials.key,
-        trajectory=env.trajectory.steps,
-        llm=llm_totals(env.trajectory.steps),
-        used_mock_llm=any(s.used_mock for s in env.trajectory.steps),
+        trajectory=steps,
+        llm=llm_totals(steps),
+        used_mock_llm=any(s.used_mock for s in steps),
         isolation=ctx.sandbox.isolation(),
         started_at=started_at,
         finished_at=datetime.now(UTC),

@@ -1,9 +1,11 @@
 """Run untrusted agent code and tool commands contained.
 
 Agents run shell commands and dbt inside a per-trial workspace; their code is untrusted. A
-backend runs one :class:`SandboxRequest` (argv, workspace, what to hide, what to show
-read-only, environment, limits) and returns a :class:`SandboxResult` that records the
-:class:`Isolation` actually enforced, so a degraded sandbox is never silent::
+backend runs one :class:`SandboxRequest` (argv, workspace, what to show read-only, what to
+hide inside what is shown, environment, limits) and returns a :class:`SandboxResult` that
+records the :class:`Isolation` actually enforced, so a degraded sandbox is never silent. The
+namespace backend's filesystem is an allow-list (system directories, the Python runtime, the
+request's ``read_only`` paths and its workspace; nothing else of the host)::
 
     from benchforge.sandbox import SandboxRequest, SandboxLimits, default_backend
 
@@ -12,7 +14,7 @@ read-only, environment, limits) and returns a :class:`SandboxResult` that record
             argv=["dbt", "build"],
             workspace=trial_dir / "ws",
             read_only=[dataset_dir],
-            hidden=[artifact_root, repo / "task_specs", repo / "dbt_projects"],
+            hidden=[trial_dir / "ws" / "target"],
             limits=SandboxLimits(wall_s=300, memory_mb=4096),
         )
     )
