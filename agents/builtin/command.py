@@ -36,7 +36,8 @@ class CommandAgentConfig(BaseModel):
     read_only: list[Path] = Field(
         default_factory=list,
         description="host paths the CLI needs (its installation), visible read-only; the "
-        "sandbox has a private /tmp, so a CLI kept under /tmp must be listed here",
+        "sandbox shows only system folders, the Python runtime and the workspace, so a CLI "
+        "installed anywhere else (/opt, a home folder, /tmp) must be listed here",
     )
     wall_s: float | None = Field(default=None, gt=0, description="None: the trial's budget")
     uses_model: bool = False
