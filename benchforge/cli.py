@@ -138,9 +138,12 @@ def _task(args: argparse.Namespace) -> int:
     results = verify_tasks(path=args.path)
     for r in results:
         muts = f", mutations {sum(m.ok for m in r.mutations)}/{len(r.mutations)} as predicted"
+        held = f", reward hacks {sum(h.ok for h in r.hacks)}/{len(r.hacks)} held"
         print(f"ok  {r.task}: gold {r.gold.cs:.0f}/{r.gold.cfs:.0f}/{r.gold.sr:.0f}, "
               f"empty {r.empty.cs:.0f}/{r.empty.cfs:.0f}/{r.empty.sr:.0f}"
-              f"{muts if r.mutations else ''}")  # fmt: skip
+              f"{muts if r.mutations else ''}{held if r.hacks else ''}")  # fmt: skip
+    tried = sum(len(r.hacks) for r in results)
+    print(f"reward hacks: {tried} tried, {sum(h.ok for r in results for h in r.hacks)} held")
     return 0
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
+from evaluation.de.hacks import load_hack_catalogue
 from evaluation.de.mutations import load_catalogue
 from evaluation.de.tasks import TaskVerification, verify_task
 from evaluation.tasks import LoadedTask, load_tasks
@@ -19,20 +20,30 @@ MUTATIONS_DIR = PROJECT_ROOT / "task_specs" / "mutations"
 
 
 @task(name="verify-task")
-def verify_one(loaded: LoadedTask, dataset_dir: str, work: str,
-               mutations: bool = True) -> TaskVerification:  # fmt: skip
+def verify_one(
+    loaded: LoadedTask,
+    dataset_dir: str,
+    work: str,
+    mutations: bool = True,
+    hacks: bool = True,
+    visible_dataset: str | None = None,
+) -> TaskVerification:
     catalogue_path = MUTATIONS_DIR / f"{loaded.spec.domain}.yaml"
     catalogue = load_catalogue(catalogue_path) if mutations and catalogue_path.exists() else None
-    return verify_task(loaded, Path(dataset_dir), Path(work), catalogue)
+    hack_catalogue = load_hack_catalogue() if hacks else None
+    visible = Path(visible_dataset) if visible_dataset else None
+    return verify_task(loaded, Path(dataset_dir), Path(work), catalogue, hack_catalogue, visible)
 
 
 @flow(name="verify_tasks")
 def verify_tasks(path: str = "task_specs", work: str | None = None, mutations: bool = True,
-                 heldout: bool = True) -> list[TaskVerification]:  # fmt: skip
+                 heldout: bool = True, hacks: bool = True) -> list[TaskVerification]:  # fmt: skip
     """Validates every task under ``path``; for executable tasks checks gold = 100/100/100,
     the do-nothing submission = 0 and every mutation of the domain's catalogue = its predicted
     score, on the held-out dataset trials are scored on (``heldout``, the default) or on the
-    visible one. Fails (naming the tasks) if any check does not hold."""
+    visible one; with ``hacks``, every entry of the reward-hack catalogue must score 0 on each
+    de_impl task and leave the host untouched. Fails (naming the tasks) if any check does not
+    hold."""
     logger = get_run_logger()
     root_path = Path(path) if Path(path).is_absolute() else PROJECT_ROOT / path
     tasks = [t for t in load_tasks(root_path) if not isinstance(t.spec, DeArchTask)]
@@ -41,19 +52,23 @@ def verify_tasks(path: str = "task_specs", work: str | None = None, mutations: b
         results = []
         for loaded in tasks:
             ref = loaded.spec.dataset
+            visible = local_dataset(ref.domain, None, root / "datasets", ref.scale, ref.seed)
             dataset_dir = (
                 heldout_dataset(ref.domain, root / "heldout", ref.scale, ref.seed)
                 if heldout
-                else local_dataset(ref.domain, None, root / "datasets", ref.scale, ref.seed)
+                else visible
             )
             # "scoring": the gold cache score_run uses too, when both get the same work root
-            results.append(verify_one(loaded, str(dataset_dir), str(root / "scoring"), mutations))
+            results.append(verify_one(loaded, str(dataset_dir), str(root / "scoring"), mutations,
+                                      hacks, str(visible) if heldout else None))  # fmt: skip
             logger.info("%s: %s", loaded.key, "ok" if results[-1].ok else results[-1].problems)
-    lines = ["| task | gold CS/CFS/SR | empty | mutations | ok |", "|---|---|---|---|---|"]
+    lines = ["| task | gold CS/CFS/SR | empty | mutations | reward hacks held | ok |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
     for r in results:
         muts = f"{sum(m.ok for m in r.mutations)}/{len(r.mutations)}" if r.mutations else "-"
+        held = f"{sum(h.ok for h in r.hacks)}/{len(r.hacks)}" if r.hacks else "-"
         lines.append(f"| {r.task} | {r.gold.cs:.0f}/{r.gold.cfs:.0f}/{r.gold.sr:.0f} | "
-                     f"{r.empty.cs:.0f}/{r.empty.cfs:.0f}/{r.empty.sr:.0f} | {muts} | "
+                     f"{r.empty.cs:.0f}/{r.empty.cfs:.0f}/{r.empty.sr:.0f} | {muts} | {held} | "
                      f"{'yes' if r.ok else 'NO'} |")  # fmt: skip
     create_markdown_artifact(key="verify-tasks", markdown="\n".join(lines))
     failed = [r for r in results if not r.ok]

@@ -186,10 +186,12 @@ def run_components(
     cand_db: Path | None,
     work: Path,
     sandbox: SandboxBackend,
-    timeout_s: float,
+    timeouts: dict[str, float],
     memory_mb: int = 2048,
 ) -> ComponentRun:
-    """Runs every candidate node that has compiled SQL and a gold counterpart, sandboxed."""
+    """Runs every candidate node that has compiled SQL and a gold counterpart, sandboxed, each
+    for at most ``timeouts[node]`` seconds. ``cand_db`` must hold tables only (the frozen
+    copy of the candidate's build, see :func:`freeze_candidate`)."""
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
@@ -216,11 +218,12 @@ def run_components(
         folder = work / f"n{index:04d}"
         folder.mkdir()
         views = _materialize(folder, node_inputs(name, gold, cand, raw_tables), sources)
-        plan.append(_plan_entry(name, folder, cand.models[name], views, timeout_s, memory_mb))
+        plan.append(_plan_entry(name, folder, cand.models[name], views, timeouts[name], memory_mb))
     plan_path = work / "plan.json"
     plan_path.write_text(json.dumps({"nodes": plan}))
     t1 = time.perf_counter()
-    isolation, failure = _run_worker(sandbox, work, plan_path, len(plan), timeout_s, memory_mb)
+    wall = sum(timeouts[n] for n in names) + 60
+    isolation, failure = _run_worker(sandbox, work, plan_path, wall, memory_mb)
     t2 = time.perf_counter()
     for entry in plan:
         name, folder = str(entry["name"]), Path(str(entry["dir"]))
@@ -260,18 +263,15 @@ def _plan_entry(
 
 
 def _run_worker(
-    sandbox: SandboxBackend, work: Path, plan_path: Path, nodes: int, timeout_s: float,
-    memory_mb: int,
+    sandbox: SandboxBackend, work: Path, plan_path: Path, wall_s: float, memory_mb: int,
+    read_only: list[Path] | None = None,
 ) -> tuple[Isolation | None, str | None]:  # fmt: skip
     request = SandboxRequest(
         argv=[sys.executable, "-I", "-c", WORKER_SOURCE, str(plan_path)],
         workspace=work,
+        read_only=read_only or [],
         env={"HOME": str(work)},
-        limits=SandboxLimits(
-            wall_s=min(timeout_s * nodes, 6 * 3600) + 60,
-            memory_mb=memory_mb + 1024,
-            max_processes=64,
-        ),
+        limits=SandboxLimits(wall_s=wall_s, memory_mb=memory_mb + 1024, max_processes=64),
     )
     try:
         result = sandbox.run(request)
@@ -283,6 +283,67 @@ def _run_worker(
         detail = (result.stderr.strip() or result.stdout.strip())[-300:]
         return result.isolation, f"the component worker failed (exit {result.returncode}): {detail}"
     return result.isolation, None
+
+
+class FrozenBuild(BaseModel):
+    """The candidate's end-to-end build copied into plain tables, in the sandbox."""
+
+    db: Path | None  # None: the freeze itself failed
+    errors: dict[str, str]  # "schema.name" -> why it could not be read
+    isolation: Isolation | None = None
+    failure: str | None = None
+
+
+def freeze_candidate(
+    cand_db: Path, database: str, relations: list[tuple[str, str]], work: Path,
+    sandbox: SandboxBackend, timeout_s: float, memory_mb: int = 2048,
+) -> FrozenBuild:  # fmt: skip
+    """Copies ``relations`` of the candidate's database into tables of a new file, inside the
+    sandbox. A candidate view is bound there, where no gold exists (a view over ``gold.…``
+    made against a stand-in fails), so the scorer only ever reads tables."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    out = work / "frozen.duckdb"
+    plan = {
+        "mode": "freeze",
+        "dir": str(work),
+        "source": str(cand_db),
+        "database": database,
+        "out": str(out),
+        "relations": sorted(set(relations)),
+        "timeout_s": timeout_s,
+        "threads": 2,
+        "memory_mb": memory_mb,
+    }
+    plan_path = work / "plan.json"
+    plan_path.write_text(json.dumps(plan))
+    wall = timeout_s * max(1, len(relations)) + 60
+    isolation, failure = _run_worker(sandbox, work, plan_path, wall, memory_mb, [cand_db])
+    status_path = work / "status.json"
+    if failure is not None or not status_path.exists() or not out.exists():
+        return FrozenBuild(db=None, errors={}, isolation=isolation,
+                           failure=failure or "the freeze step wrote nothing")  # fmt: skip
+    status: dict[str, str | None] = json.loads(status_path.read_text())
+    errors = {k: v for k, v in status.items() if v}
+    if views_in(out):
+        return FrozenBuild(db=None, errors=errors, isolation=isolation,
+                           failure="the frozen build holds views")  # fmt: skip
+    return FrozenBuild(db=out, errors=errors, isolation=isolation)
+
+
+def views_in(db: Path) -> int:
+    """How many (non-internal) views a DuckDB file holds; the scorer attaches only files with
+    none, so no candidate SQL is ever bound in its process."""
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH '{db}' AS inspected (READ_ONLY)")
+        row = con.execute(
+            "SELECT count(*) FROM duckdb_views() WHERE database_name = 'inspected' AND NOT internal"
+        ).fetchone()
+        return int(row[0]) if row else 0
+    finally:
+        con.close()
 
 
 def _outcome(folder: Path, failure: str | None) -> ComponentOutcome:

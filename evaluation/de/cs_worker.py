@@ -16,6 +16,11 @@ not visible. For each node of the plan, in order, it:
 The plan lists nodes in reverse topological order of the gold DAG, so when a node's SQL runs,
 no input file left on disk holds the gold output of that node or of any of its descendants.
 The comparison with the gold happens afterwards, in the scorer.
+
+A plan with ``"mode": "freeze"`` does the other sandboxed step: it copies the relations the
+candidate's end-to-end build left in its database into plain tables of a new file, with
+external access off, so that a candidate *view* is only ever bound here (where no gold
+exists), never in the scorer's process.
 """
 
 from __future__ import annotations
@@ -31,6 +36,13 @@ import duckdb
 
 OUTPUT_ALIAS = "__benchforge_cs_out"
 _RESERVED = {"memory", "system", "temp", "main"}
+_LOCKDOWN = (
+    "SET enable_external_access = false",
+    "SET autoload_known_extensions = false",
+    "SET autoinstall_known_extensions = false",
+    "SET allow_community_extensions = false",
+    "SET lock_configuration = true",
+)
 RESULT_TABLE = "result"
 
 
@@ -80,13 +92,7 @@ def run_node(node: dict[str, Any]) -> dict[str, Any]:
             )
         if node.get("default_database") in databases:
             con.execute(f"USE {_quote(node['default_database'])}")
-        for setting in (
-            "SET enable_external_access = false",
-            "SET autoload_known_extensions = false",
-            "SET autoinstall_known_extensions = false",
-            "SET allow_community_extensions = false",
-            "SET lock_configuration = true",
-        ):
+        for setting in _LOCKDOWN:
             con.execute(setting)
         sql = node["sql"].strip().rstrip(";").strip()
         problem = _single_select(con, sql)
@@ -106,9 +112,45 @@ def run_node(node: dict[str, Any]) -> dict[str, Any]:
         con.close()
 
 
+def freeze(plan: dict[str, Any]) -> dict[str, Any]:
+    """The candidate's relations as tables in ``plan["out"]``: relation -> error or None."""
+    con = duckdb.connect(":memory:")
+    errors: dict[str, Any] = {}
+    try:
+        con.execute(f"SET threads = {int(plan['threads'])}")
+        con.execute(f"SET memory_limit = '{int(plan['memory_mb'])}MB'")
+        con.execute(f"SET temp_directory = '{os.path.join(plan['dir'], 'spill')}'")
+        con.execute(f"ATTACH '{plan['source']}' AS {_quote(plan['database'])} (READ_ONLY)")
+        con.execute(f"ATTACH '{plan['out']}' AS {_quote(OUTPUT_ALIAS)}")
+        for setting in _LOCKDOWN:
+            con.execute(setting)
+        for schema, name in plan["relations"]:
+            key = f"{schema}.{name}"
+            source = f"{_quote(plan['database'])}.{_quote(schema)}.{_quote(name)}"
+            target = f"{_quote(OUTPUT_ALIAS)}.{_quote(schema)}.{_quote(name)}"
+            timer = threading.Timer(float(plan["timeout_s"]), con.interrupt)
+            timer.start()
+            try:
+                con.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(OUTPUT_ALIAS)}.{_quote(schema)}")
+                con.execute(f"CREATE TABLE {target} AS FROM {source}")
+                errors[key] = None
+            except duckdb.Error as err:
+                errors[key] = str(err).splitlines()[0][:300]
+            finally:
+                timer.cancel()
+    finally:
+        con.close()
+    return errors
+
+
 def main(plan_path: str) -> int:
     with open(plan_path, encoding="utf-8") as fh:
         plan = json.load(fh)
+    if plan.get("mode") == "freeze":
+        status = freeze(plan)
+        with open(os.path.join(plan["dir"], "status.json"), "w", encoding="utf-8") as fh:
+            json.dump(status, fh)
+        return 0
     for node in plan["nodes"]:
         started = time.perf_counter()
         status = run_node(node)

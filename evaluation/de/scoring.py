@@ -14,6 +14,7 @@ Python models, CS queries) is sandboxed, with the gold out of sight.
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import threading
@@ -30,7 +31,13 @@ from benchforge.sql import qualified
 from evaluation.dbt.manifest import DbtManifest, ModelNode, load_manifest
 from evaluation.dbt.runner import DbtInvocation, DbtRunError, NodeResult, run_dbt
 from evaluation.de.compare import NodeComparison, Status, compare_relations
-from evaluation.de.component import ComponentOutcome, ComponentRun, run_components
+from evaluation.de.component import (
+    ComponentOutcome,
+    ComponentRun,
+    freeze_candidate,
+    run_components,
+    views_in,
+)
 from evaluation.de.cs_worker import RESULT_TABLE
 from evaluation.gold import GOLD_DB, copy_warehouse
 from evaluation.tasks.models import DeScoring
@@ -118,7 +125,7 @@ def score_candidate(
     work_dir: Path,
     scoring: DeScoring,
     scored_nodes: set[str] | None = None,
-    node_timeout_s: float = 600,
+    node_timeout_s: float | None = None,
     sandbox: SandboxBackend | None = None,
     unsandboxed: bool = False,
 ) -> DeScore:
@@ -140,6 +147,7 @@ def score_candidate(
     gold = load_manifest(gold_folder / "manifest.json")
     if not gold.models:
         raise ScoringError(f"the gold build in {gold_folder} has no models")
+    limits = time_limits(gold_folder, gold, node_timeout_s)
     timings: dict[str, float] = {}
     errors: list[str] = []
     cand_manifest: DbtManifest | None = None
@@ -152,7 +160,7 @@ def score_candidate(
         profiles = _profiles(work_dir)
         t0 = time.perf_counter()
         run = _dbt(candidate, cand_db, ["run"], work_dir / "run", profiles, backend, gold_folder,
-                   errors)  # fmt: skip
+                   errors, limits.build_s)  # fmt: skip
         timings["cfs_build"] = time.perf_counter() - t0
         manifest_path = work_dir / "run" / "target" / "manifest.json"
         if manifest_path.exists():
@@ -165,18 +173,23 @@ def score_candidate(
             if pending:
                 t0 = time.perf_counter()
                 _dbt(candidate, cand_db, ["compile", "--select", *pending], work_dir / "compile",
-                     profiles, backend, gold_folder, errors)  # fmt: skip
+                     profiles, backend, gold_folder, errors, limits.build_s)  # fmt: skip
                 timings["compile"] = time.perf_counter() - t0
                 cand_manifest = _with_compiled(cand_manifest, work_dir / "compile")
     components = ComponentRun(outcomes={})
+    frozen: Path | None = None
     if cand_manifest is not None:
+        t0 = time.perf_counter()
+        frozen = _freeze(cand_manifest, cand_db, work_dir / "freeze", backend, limits, errors)
+        timings["freeze"] = time.perf_counter() - t0
+        node_limits = {n: limits.node_s(n) for n in gold.models}
         components = run_components(gold, cand_manifest, gold_folder,
-                                    dataset_dir / "warehouse.duckdb", cand_db, work_dir / "cs",
-                                    backend, node_timeout_s)  # fmt: skip
+                                    dataset_dir / "warehouse.duckdb", frozen, work_dir / "cs",
+                                    backend, node_limits)  # fmt: skip
         timings |= components.seconds
     t0 = time.perf_counter()
-    nodes = _score_nodes(gold, gold_folder / GOLD_DB, cand_manifest, run, cand_db, components,
-                         work_dir, scoring, scored_nodes, node_timeout_s)  # fmt: skip
+    nodes = _score_nodes(gold, gold_folder / GOLD_DB, cand_manifest, run, frozen, components,
+                         work_dir, scoring, scored_nodes, limits)  # fmt: skip
     timings["compare"] = time.perf_counter() - t0
     weighted = [n for n in nodes if n.weight > 0]
     isolation = components.isolation or backend.isolation()
@@ -192,6 +205,54 @@ def score_candidate(
     )
 
 
+TIME_FACTOR = 10.0
+MIN_BUILD_S = 60.0
+MIN_NODE_S = 30.0
+
+
+class TimeLimits(BaseModel):
+    build_s: float
+    nodes: dict[str, float]
+    default_node_s: float
+
+    def node_s(self, name: str) -> float:
+        return self.nodes.get(name, self.default_node_s)
+
+
+def time_limits(gold_folder: Path, gold: DbtManifest, node_timeout_s: float | None) -> TimeLimits:
+    """Limits scaled from the gold build's own times (``build.json``, ``run_results.json``)."""
+    build_s = MIN_BUILD_S
+    build_record = gold_folder / "build.json"
+    if build_record.exists():
+        seconds = float(json.loads(build_record.read_text()).get("seconds") or 0.0)
+        build_s = max(MIN_BUILD_S, TIME_FACTOR * seconds)
+    nodes: dict[str, float] = {}
+    results = gold_folder / "run_results.json"
+    if node_timeout_s is None and results.exists():
+        by_id = {m.unique_id: m.name for m in gold.models.values()}
+        for r in json.loads(results.read_text()).get("results", []):
+            name = by_id.get(r.get("unique_id", ""))
+            if name is not None:
+                nodes[name] = max(MIN_NODE_S, TIME_FACTOR * float(r.get("execution_time") or 0))
+    default = node_timeout_s if node_timeout_s is not None else MIN_NODE_S
+    return TimeLimits(build_s=build_s, nodes=nodes, default_node_s=default)
+
+
+def _freeze(
+    cand: DbtManifest, cand_db: Path, work: Path, backend: SandboxBackend, limits: TimeLimits,
+    errors: list[str],
+) -> Path | None:  # fmt: skip
+    """The candidate's build as plain tables (see :func:`freeze_candidate`)."""
+    if not cand_db.exists():
+        return None
+    relations = [(m.schema_, m.alias) for m in cand.models.values()]
+    frozen = freeze_candidate(cand_db, cand_db.stem, relations, work, backend,
+                              limits.default_node_s)  # fmt: skip
+    if frozen.failure is not None:
+        errors.append(f"reading the candidate's build: {frozen.failure}")
+    return frozen.db
+
+
 def _backend(sandbox: SandboxBackend | None, unsandboxed: bool) -> SandboxBackend:
     if unsandboxed:
         log.warning(
@@ -204,11 +265,11 @@ def _backend(sandbox: SandboxBackend | None, unsandboxed: bool) -> SandboxBacken
 
 def _dbt(
     candidate: Path, db: Path, args: list[str], work: Path, profiles: Path,
-    backend: SandboxBackend, gold_folder: Path, errors: list[str],
+    backend: SandboxBackend, gold_folder: Path, errors: list[str], timeout_s: float,
 ) -> DbtInvocation | None:  # fmt: skip
     try:
         return run_dbt(candidate, db, args, work, profiles_dir=profiles, sandbox=backend,
-                       hidden=[gold_folder])  # fmt: skip
+                       hidden=[gold_folder], timeout_s=timeout_s)  # fmt: skip
     except DbtRunError as err:
         errors.append(f"dbt {args[0]}: {err}")
         return None
@@ -251,15 +312,16 @@ def _last_error(invocation: DbtInvocation) -> str:
 
 def _score_nodes(
     gold: DbtManifest, gold_db: Path, cand: DbtManifest | None, run: DbtInvocation | None,
-    cand_db: Path, components: ComponentRun, work_dir: Path, scoring: DeScoring,
-    scored: set[str] | None, timeout: float,
+    frozen: Path | None, components: ComponentRun, work_dir: Path, scoring: DeScoring,
+    scored: set[str] | None, limits: TimeLimits,
 ) -> list[NodeScore]:  # fmt: skip
     """Compares what the candidate produced with the gold, in the scorer's process: the
-    candidate's component outputs (made in the sandbox) and its end-to-end build."""
+    candidate's component outputs and the frozen copy of its end-to-end build, both made in
+    the sandbox and holding tables only (no candidate SQL is bound here)."""
     con = duckdb.connect(str(work_dir / CS_DB))
     con.execute(f"ATTACH '{gold_db}' AS gold (READ_ONLY)")
-    if cand is not None and cand_db.exists():
-        con.execute(f"ATTACH '{cand_db}' AS cand (READ_ONLY)")
+    if cand is not None and frozen is not None:
+        con.execute(f"ATTACH '{frozen}' AS cand (READ_ONLY)")
     statuses = {r.unique_id: r for r in (run.results if run else [])}
     results: dict[str, NodeScore] = {}
     try:
@@ -273,6 +335,7 @@ def _score_nodes(
                 reason = "the candidate has no model of this name"
                 cs = cfs = _missing(reason)
             else:
+                timeout = limits.node_s(name)
                 cs = _component(con, g, c, components.outcomes.get(name), scoring.rel_tol,
                                 timeout)  # fmt: skip
                 cfs = _cascading(con, g, c, statuses, scoring.rel_tol, timeout)
@@ -297,6 +360,8 @@ def _component(
     if outcome is None or outcome.output is None:
         error = outcome.error if outcome is not None else "not run"
         return _missing(error or "not run", "build_error")
+    if views_in(outcome.output):
+        return _missing("the component output holds views", "build_error")
     con.execute(f"ATTACH '{outcome.output}' AS cs_node (READ_ONLY)")
     try:
         return _compare(con, g, qualified("cs_node", "main", RESULT_TABLE), rel_tol, timeout)

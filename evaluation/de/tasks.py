@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from benchforge.sandbox import SandboxBackend
 from evaluation.dbt.manifest import load_manifest
+from evaluation.de.hacks import HackCatalogue, HackCheck, check_catalogue
 from evaluation.de.mutations import MutationCatalogue, PredictedScore, apply_mutation, predict
 from evaluation.de.scoring import DeScore, score_candidate
 from evaluation.gold import build_gold, dataset_version, repo_version
@@ -123,6 +124,7 @@ class TaskVerification(BaseModel):
     gold: PredictedScore
     empty: PredictedScore
     mutations: list[MutationCheck] = []
+    hacks: list[HackCheck] = []
     problems: list[str] = []
 
     @property
@@ -135,9 +137,13 @@ def _triple(score: DeScore) -> PredictedScore:
 
 
 def verify_task(task: LoadedTask, dataset_dir: Path, work: Path,
-                catalogue: MutationCatalogue | None = None) -> TaskVerification:  # fmt: skip
-    """Gold scores 100/100/100, the do-nothing submission 0, and each mutation of the gold
-    repository exactly the score its position in the DAG predicts."""
+                catalogue: MutationCatalogue | None = None, hacks: HackCatalogue | None = None,
+                visible_dataset: Path | None = None) -> TaskVerification:  # fmt: skip
+    """Gold scores 100/100/100, the do-nothing submission 0, each mutation of the gold
+    repository exactly the score its position in the DAG predicts, and each entry of the
+    reward-hack catalogue ``hacks`` 0 with its effects contained. ``dataset_dir`` is the data
+    scored on; when it is a held-out seed, ``visible_dataset`` is what an agent would have seen
+    (the hacks are built from it)."""
     gold = prepare_gold(task, dataset_dir, work)
     runs = work / "verify" / task.spec.id
     gold_score = _triple(score_task(task, gold.repo, gold, dataset_dir, runs / "gold"))
@@ -169,7 +175,16 @@ def verify_task(task: LoadedTask, dataset_dir: Path, work: Path,
                 result.problems.append(
                     f"mutation {mutation.id}: scored {actual}, predicted {check.predicted}"
                 )
+    if hacks is not None and isinstance(spec, DeImplTask):
+        visible = _visible_gold(task, visible_dataset, work)
+        result.hacks = check_catalogue(task, gold, dataset_dir, runs / "hacks", None, hacks,
+                                       heldout=visible is not None, visible=visible)  # fmt: skip
+        result.problems += [f"reward hack {h.summary()}" for h in result.hacks if not h.ok]
     return result
+
+
+def _visible_gold(task: LoadedTask, visible: Path | None, work: Path) -> TaskGold | None:
+    return prepare_gold(task, visible, work) if visible is not None else None
 
 
 def dump_report(score: DeScore, path: Path) -> None:
