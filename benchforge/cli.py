@@ -508,7 +508,11 @@ def build_parser() -> argparse.ArgumentParser:
     nightly.add_argument("--dataset", action="append", help="DOMAIN=LOCATION dataset override")
     nightly.add_argument("--run-id", help="default: nightly-<date>")
     nightly.add_argument("--no-verify", action="store_true", help="skip task self-verification")
-    nightly.add_argument("--mutations", action="store_true", help="verify mutations too")
+    nightly.add_argument(
+        "--mutations",
+        action="store_true",
+        help="verify the mutation and reward-hack catalogues too (what the scheduled nightly does)",
+    )
     nightly.set_defaults(func=_nightly)
 
     mock = sub.add_parser(

@@ -51,7 +51,8 @@ def nightly(
     rerunning a date resumes it. ``datasets`` maps a domain to a dataset location (folder or
     s3:// URI) for backfills on another dataset version; default: each task's own
     (domain, scale, seed), synthesized once and reused. ``models`` default to the Benchforge
-    mock server's scripted ``react-de`` when no API key is configured."""
+    mock server's scripted ``react-de`` when no API key is configured. ``verify_mutations``
+    adds the exhaustive checks to verification: the mutation and reward-hack catalogues."""
     logger = get_run_logger()
     settings = load_settings()
     suites = suites or ["de-crm"]
@@ -87,7 +88,12 @@ def nightly(
     if verify:
         for suite in suites:
             verified += len(
-                verify_tasks(path=f"task_specs/{suite}", work=str(work), mutations=verify_mutations)
+                verify_tasks(
+                    path=f"task_specs/{suite}",
+                    work=str(work),
+                    mutations=verify_mutations,
+                    hacks=verify_mutations,
+                )
             )
     summary = run_suite(
         suites=suites,
