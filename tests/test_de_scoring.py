@@ -11,8 +11,15 @@ import pytest
 from evaluation.dbt.manifest import load_manifest
 from evaluation.de.compare import compare_relations
 from evaluation.de.mutations import apply_mutation, load_catalogue, predict
-from evaluation.de.scoring import score_candidate
-from evaluation.gold import build_gold
+from evaluation.de.scoring import (
+    MIN_BUILD_S,
+    MIN_NODE_S,
+    TIME_FACTOR,
+    ScoringError,
+    score_candidate,
+    time_limits,
+)
+from evaluation.gold import build_gold, load_gold
 from evaluation.tasks.models import DeScoring
 from synthesis.dataset import build_dataset
 from synthesis.spec import load_spec
@@ -154,3 +161,35 @@ def test_compare_handles_tolerance_types_and_multisets() -> None:
     con.execute("CREATE TABLE nulls_a AS SELECT NULL::INTEGER AS a UNION ALL SELECT 1")
     con.execute("CREATE TABLE nulls_b AS SELECT 1 AS a UNION ALL SELECT NULL")
     assert compare_relations(con, "nulls_a", "nulls_b").matched
+
+
+def test_scoring_is_sandboxed_unless_explicitly_not(
+    gold: Path, dataset: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    boxed = score(GOLD_REPO, gold, dataset, tmp_path / "boxed")
+    assert boxed.isolation is not None and boxed.isolation.backend == "namespace"
+    assert boxed.isolation.filesystem == "confined" and not boxed.unsandboxed
+    loose = score(GOLD_REPO, gold, dataset, tmp_path / "loose", unsandboxed=True)
+    assert (loose.cs, loose.cfs, loose.sr) == (100.0, 100.0, 100.0)
+    assert loose.unsandboxed and loose.isolation is not None
+    assert loose.isolation.backend == "process" and loose.isolation.filesystem == "host"
+    assert "WITHOUT a sandbox" in caplog.text
+
+
+def test_time_limits_scale_with_the_gold(gold: Path) -> None:
+    manifest = load_manifest(gold / "manifest.json")
+    limits = time_limits(gold, manifest, None)
+    assert limits.build_s == max(MIN_BUILD_S, TIME_FACTOR * load_gold(gold).seconds)
+    assert set(limits.nodes) == set(manifest.models)
+    assert all(v >= MIN_NODE_S for v in limits.nodes.values())
+    fixed = time_limits(gold, manifest, 5.0)
+    assert fixed.nodes == {} and fixed.node_s("dim_accounts") == 5.0
+
+
+def test_a_relative_work_folder_inside_the_candidate_is_refused(
+    gold: Path, dataset: Path, tmp_path: Path
+) -> None:
+    candidate = tmp_path / "cand"
+    shutil.copytree(GOLD_REPO, candidate)
+    with pytest.raises(ScoringError, match="inside the candidate"):
+        score(candidate, gold, dataset, candidate / "work")
