@@ -7,10 +7,11 @@ command=path/to/agent.yaml                      an external CLI agent (CommandAg
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
-from typing import TypeVar
+from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from agents.builtin.command import CommandAgent, CommandAgentConfig
 from agents.builtin.null import NullAgent
@@ -23,6 +24,19 @@ from benchforge.yamlio import read_yaml
 
 C = TypeVar("C", bound=BaseModel)
 SHIPPED = ("oracle", "null", "react-de", "single-call", "command")
+
+ShippedAgent = Literal["oracle", "null", "react-de", "single-call"]
+AgentSpelling = (
+    ShippedAgent
+    | Annotated[
+        str,
+        Field(
+            pattern=r"^(react-de|single-call|command)=\S.*$",
+            description="an agent with its config file: react-de=..., command=agent.yaml",
+        ),
+    ]
+)
+"""How flows type an agent parameter: the shipped names as choices, or NAME=CONFIG."""
 
 
 def _no_solutions(_key: object) -> None:
@@ -58,4 +72,9 @@ def build_agent(spec: str, solutions: SolutionProvider = _no_solutions) -> Agent
         if path is None:
             raise ConfigError("agent 'command' needs a config file: command=path/to/agent.yaml")
         return CommandAgent(_load_config(path, CommandAgentConfig))
-    raise ConfigError(f"unknown agent {spec!r} (known: {', '.join(SHIPPED)})")
+    close = difflib.get_close_matches(name, SHIPPED, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(
+        f"unknown agent {spec!r}{hint} (known: oracle, null, react-de, single-call, "
+        "react-de=CONFIG.yaml, single-call=CONFIG.yaml, command=AGENT.yaml)"
+    )

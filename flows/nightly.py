@@ -1,30 +1,49 @@
-"""Flow ``nightly``: synthesize (or reuse) -> build gold -> verify tasks -> run the suite ->
-score -> report. Every parameter is typed, so a backfill for a past date or another dataset is
-a custom run of the deployment from the Prefect UI (see infra/)."""
+"""Flow ``nightly``: check the request -> synthesize (or reuse) -> build gold -> verify tasks ->
+run the suite -> score -> report. Every parameter is typed and described, so a backfill for a
+past date or another dataset is a custom run of the deployment from the Prefect UI (see
+infra/)."""
 
 from __future__ import annotations
 
-from datetime import date
+import hashlib
+import json
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Annotated
 
 from prefect import flow, get_run_logger
-from pydantic import BaseModel
+from prefect.artifacts import create_markdown_artifact
+from prefect.runtime import flow_run
+from pydantic import BaseModel, Field
 
 from agents.protocol import AgentLimits
+from agents.registry import AgentSpelling
+from agents.runs.identity import check_rerun, run_identity
+from agents.runs.models import LlmOptions
+from agents.runs.preflight import check_request
+from agents.runs.store import RunStore
 from benchforge.artifacts import open_store
 from benchforge.settings import load_settings
 from evaluation.tasks.loader import PROJECT_ROOT
-from flows.datasets import local_dataset
+from flows.defaults import NIGHTLY_AGENTS, NIGHTLY_SUITES, nightly_models
 from flows.gold import build_gold, gold_key
-from flows.report import ReportSummary, report
-from flows.runs import RunSummary, ScoreSummary, run_suite, score_run, suite_tasks, work_root
+from flows.report import ReportSummary, artifact_key, publish_report
+from flows.runs import (
+    RunId,
+    RunSummary,
+    ScoreSummary,
+    resolve_datasets,
+    resolve_heldout,
+    run_suite,
+    score_run,
+    work_root,
+)
 from flows.tasks import verify_tasks
-
-DEFAULT_MOCK_MODEL = "mock-script:react-de-crm-sla-solve"
-DEFAULT_REAL_MODEL = "gpt-4.1-mini"
 
 
 class NightlyResult(BaseModel):
     run_id: str
+    run_date: date
     datasets: dict[str, str]
     gold: dict[str, str]
     verified_tasks: int
@@ -33,56 +52,104 @@ class NightlyResult(BaseModel):
     report: ReportSummary
 
 
-@flow(name="nightly")
+def scheduled_date() -> date:
+    """The date the flow run was scheduled for (UTC): a retry or a late pickup of last
+    night's run resumes that night's run instead of starting one named after today."""
+    start = flow_run.scheduled_start_time
+    return datetime.fromtimestamp(start.timestamp(), UTC).date()
+
+
+def nightly_run_id(run_date: date, datasets: dict[str, str]) -> str:
+    """``nightly-<date>``; a backfill on other datasets gets its own run,
+    ``nightly-<date>-<8 hex digits of the datasets>``, never the default run's results."""
+    if not datasets:
+        return f"nightly-{run_date.isoformat()}"
+    digest = hashlib.sha256(json.dumps(datasets, sort_keys=True).encode()).hexdigest()[:8]
+    return f"nightly-{run_date.isoformat()}-{digest}"
+
+
+def _flow_run_name() -> str:
+    params = flow_run.parameters
+    if params.get("run_id"):
+        return str(params["run_id"])
+    given = params.get("run_date")
+    return f"nightly-{given or scheduled_date().isoformat()}"
+
+
+@flow(name="nightly", flow_run_name=_flow_run_name)
 def nightly(
     run_date: date | None = None,
     suites: list[str] | None = None,
-    agents: list[str] | None = None,
+    agents: list[AgentSpelling] | None = None,
     models: list[str] | None = None,
-    epochs: int = 1,
+    epochs: Annotated[int, Field(ge=1, le=100)] = 1,
     datasets: dict[str, str] | None = None,
     verify: bool = True,
     verify_mutations: bool = False,
-    concurrency: int = 4,
+    concurrency: Annotated[int, Field(ge=1, le=256)] = 4,
     limits: AgentLimits | None = None,
-    run_id: str | None = None,
+    run_id: RunId | None = None,
 ) -> NightlyResult:
-    """The nightly evaluation. ``run_date`` (default today) names the run ``nightly-<date>``:
-    rerunning a date resumes it. ``datasets`` maps a domain to a dataset location (folder or
-    s3:// URI) for backfills on another dataset version; default: each task's own
-    (domain, scale, seed), synthesized once and reused. ``models`` default to the Benchforge
-    mock server's scripted ``react-de`` when no API key is configured. ``verify_mutations``
-    adds the exhaustive checks to verification: the mutation and reward-hack catalogues."""
+    """The nightly evaluation. Every parameter is checked before any data work; rerunning a
+    date resumes that date's run, and resuming with other inputs is refused.
+
+    Args:
+        run_date: the night this run is for (names the run nightly-DATE); default the date
+            the flow run was scheduled for, so a retry or late pickup resumes it.
+        suites: task suites under task_specs/ (default de-crm).
+        agents: agents to run (default oracle, null, react-de): oracle, null, react-de,
+            single-call, or NAME=CONFIG.yaml (command=AGENT.yaml for an external agent).
+        models: models for agents that call one; default gpt-4.1-mini with an API key, else
+            the mock server's scripted react-de (mock-script:react-de-crm-sla-solve).
+        epochs: trials per (task, agent, model); pass@k needs k epochs.
+        datasets: domain -> dataset folder or s3:// prefix, for a backfill on another dataset
+            version (the run is then nightly-DATE-<digest>); default each task's generated
+            dataset, synthesized once and reused.
+        verify: self-verify every task (gold scores 100, do-nothing 0) before the run.
+        verify_mutations: add the exhaustive checks to verification: the mutation and
+            reward-hack catalogues (the scheduled nightly does).
+        concurrency: trials at once.
+        limits: per-trial budgets (rounds, seconds, memory).
+        run_id: name the run yourself (resuming it needs the same inputs); default
+            nightly-DATE.
+    """
     logger = get_run_logger()
     settings = load_settings()
-    suites = suites or ["de-crm"]
-    agents = agents or ["oracle", "null", "react-de"]
+    suites = suites or list(NIGHTLY_SUITES)
+    agents = list(agents or NIGHTLY_AGENTS)
+    overrides = dict(datasets or {})
+    limits = limits or AgentLimits()
     if models is None:
-        models = [DEFAULT_REAL_MODEL if settings.openai_api_key else DEFAULT_MOCK_MODEL]
-    run_id = run_id or f"nightly-{(run_date or date.today()).isoformat()}"
-    tasks = suite_tasks("task_specs", suites, None)
-    work = work_root(settings)
+        models = nightly_models(settings.openai_api_key is not None)
+    request = check_request("task_specs", suites, None, agents, models, overrides,
+                            settings.openai_api_key is not None)  # fmt: skip
+    run_date = run_date or scheduled_date()
+    run_id = run_id or nightly_run_id(run_date, overrides)
     store = open_store(settings.artifact_root)
+    work = work_root(settings)
 
-    dataset_dirs: dict[str, str] = {}
+    # Datasets first (they are inputs of the run's identity), then refuse a resume with other
+    # inputs before the gold builds, verification and trials.
+    dataset_dirs = resolve_datasets(request.tasks, overrides, work)
+    heldout_dirs = resolve_heldout(request.tasks, overrides, work)
+    identity = run_identity(request.tasks, request.agents, models, epochs, limits, LlmOptions(),
+                            dataset_dirs, heldout_dirs)  # fmt: skip
+    previous = RunStore(store, run_id).read_spec()
+    check_rerun(previous, identity, (sorted(suites), agents, models, epochs))
+
+    by_domain: dict[str, str] = {}
     gold: dict[str, str] = {}
-    for loaded in tasks:
-        ref = loaded.spec.dataset
-        if ref.domain in dataset_dirs:
+    for loaded in request.tasks:
+        domain = loaded.spec.dataset.domain
+        if domain in by_domain:
             continue
-        folder = local_dataset(
-            ref.domain,
-            (datasets or {}).get(ref.domain),
-            work / "datasets" / ref.domain,
-            ref.scale,
-            ref.seed,
-        )
-        dataset_dirs[ref.domain] = str(folder)
-        key = gold_key(ref.domain, folder, PROJECT_ROOT / loaded.spec.repo)
-        gold[ref.domain] = (
+        folder = dataset_dirs[loaded.key]
+        by_domain[domain] = folder
+        key = gold_key(domain, Path(folder), PROJECT_ROOT / loaded.spec.repo)
+        gold[domain] = (
             store.uri(key)
             if store.exists(f"{key}/build.json")
-            else build_gold(domain=ref.domain, dataset=str(folder))
+            else build_gold(domain=domain, dataset=folder)
         )
     verified = 0
     if verify:
@@ -93,6 +160,7 @@ def nightly(
                     work=str(work),
                     mutations=verify_mutations,
                     hacks=verify_mutations,
+                    datasets=overrides,
                 )
             )
     summary = run_suite(
@@ -103,10 +171,15 @@ def nightly(
         concurrency=concurrency,
         run_id=run_id,
         limits=limits,
-        datasets=dataset_dirs,
+        datasets=overrides,
     )
     scores = score_run(run_id=run_id)
-    board = report(run_id=run_id)
+    board = publish_report(run_id)
+    create_markdown_artifact(
+        key=artifact_key("nightly", run_id),
+        markdown=_nightly_markdown(run_id, run_date, by_domain, gold, verified, summary),
+        description=f"nightly {run_date.isoformat()}",
+    )
     logger.info(
         "nightly %s: %d trials, report %s",
         run_id,
@@ -115,10 +188,29 @@ def nightly(
     )
     return NightlyResult(
         run_id=run_id,
-        datasets=dataset_dirs,
+        run_date=run_date,
+        datasets=by_domain,
         gold=gold,
         verified_tasks=verified,
         run=summary,
         scores=scores,
         report=board,
     )
+
+
+def _nightly_markdown(run_id: str, run_date: date, datasets: dict[str, str],
+                      gold: dict[str, str], verified: int, run: RunSummary) -> str:  # fmt: skip
+    lines = [f"# Nightly {run_date.isoformat()} (`{run_id}`)", "",
+             "| domain | dataset | gold |", "|---|---|---|"]  # fmt: skip
+    lines += [f"| {d} | `{datasets[d]}` | `{gold[d]}` |" for d in sorted(datasets)]
+    ended = ", ".join(f"{k} {v}" for k, v in sorted(run.terminations.items())) or "-"
+    lines += [
+        "",
+        f"- tasks verified: {verified}",
+        f"- trials: {run.trials} ({run.ran} run now, {run.skipped} already done), "
+        f"infra errors: {run.infra_errors}",
+        f"- terminations: {ended}",
+        f"- sandbox: {run.isolation.backend}",
+        f"- mock LLM server: {'yes' if run.mock_llm else 'no'}",
+    ]
+    return "\n".join(lines)

@@ -9,8 +9,9 @@ from __future__ import annotations
 from prefect import flow
 from pydantic import BaseModel
 
+from benchforge.errors import ConfigError
 from flows.gold import build_gold
-from flows.synthesize import synthesize
+from flows.synthesize import Scale, Seed, synthesize
 from synthesis.dataset import DatasetRecord
 from synthesis.spec.loader import shipped_domains
 
@@ -41,7 +42,22 @@ class PipelineResult(BaseModel):
 
 
 @flow(name="pipeline")
-def pipeline(scale: float = 1.0, seed: int = 7, domains: list[str] | None = None) -> PipelineResult:
+def pipeline(
+    scale: Scale = 1.0, seed: Seed = 7, domains: list[str] | None = None
+) -> PipelineResult:
+    """Rebuilds every domain's dataset and gold dbt build.
+
+    Args:
+        scale: size multiplier of every dataset (1.0: the domains' reference sizes).
+        seed: the seed every dataset is generated from.
+        domains: shipped domains to rebuild; default all.
+    """
+    unknown = set(domains or []) - set(shipped_domains())
+    if unknown:
+        raise ConfigError(
+            f"unknown domains: {', '.join(sorted(unknown))} (shipped: "
+            f"{', '.join(shipped_domains())})"
+        )
     results = []
     for name in domains or shipped_domains():
         record = synthesize(domain=name, scale=scale, seed=seed)

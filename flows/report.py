@@ -1,10 +1,17 @@
 """Flow ``report``: the leaderboard of a scored run, saved (markdown, HTML, JSON) beside the
-run and published as a Prefect artifact."""
+run and published as Prefect artifacts.
+
+:func:`publish_report` is a plain function so the flows that end in a report (``nightly``,
+``report``) publish the artifacts on their *own* flow run, where operators look, not on a
+subflow run with a generated name.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact
+from prefect.artifacts import create_link_artifact, create_markdown_artifact
 from pydantic import BaseModel
 
 from agents.runs.store import RunStore
@@ -21,15 +28,23 @@ class ReportSummary(BaseModel):
     mock_llm: bool
 
 
-@flow(name="report")
-def report(run_id: str) -> ReportSummary:
+def artifact_key(prefix: str, run_id: str) -> str:
+    """Prefect artifact keys allow lower-case letters, digits and dashes."""
+    return (prefix + "-" + "".join(c if c.isalnum() else "-" for c in run_id.lower()))[:100]
+
+
+def publish_report(run_id: str) -> ReportSummary:
+    """Writes the leaderboard of ``run_id`` beside the run and publishes it (markdown) and a
+    link to its HTML page as artifacts of the calling flow run."""
     settings = load_settings()
     run = RunStore(open_store(settings.artifact_root), run_id)
-    spec = run.require_spec()
+    run.require_spec()
     scores = run.read_scores()
     if not scores:
         raise BenchforgeError(f"run {run_id!r} has no scores yet: run `benchforge score-run`")
-    board = build_leaderboard(scores, run_id=run_id, mock_llm_used=spec.mock_llm or None)
+    # The mock label comes from the trials that called the mock server, not from the run's
+    # configuration: an oracle-only run calls no model at all.
+    board = build_leaderboard(scores, run_id=run_id)
     markdown = to_markdown(board)
     uris = {}
     for name, payload in (
@@ -38,6 +53,24 @@ def report(run_id: str) -> ReportSummary:
         ("leaderboard.json", to_json(board)),
     ):
         uris[name] = run.store.uri(run.write_report(name, payload.encode()))
-    key = "leaderboard-" + "".join(c if c.isalnum() else "-" for c in run_id.lower())
-    create_markdown_artifact(key=key[:100], markdown=markdown, description=f"run {run_id}")
+    create_markdown_artifact(
+        key=artifact_key("leaderboard", run_id), markdown=markdown, description=f"run {run_id}"
+    )
+    html = uris["leaderboard.html"]
+    create_link_artifact(
+        key=artifact_key("leaderboard-html", run_id),
+        link=html if "://" in html else Path(html).resolve().as_uri(),
+        link_text=f"leaderboard of {run_id} (HTML, with plots)",
+        description=f"run {run_id}",
+    )
     return ReportSummary(run_id=run_id, markdown=markdown, uris=uris, mock_llm=board.mock_llm_used)
+
+
+@flow(name="report", flow_run_name="report-{run_id}")
+def report(run_id: str) -> ReportSummary:
+    """The leaderboard of a scored run: markdown, HTML and JSON beside the run, and artifacts.
+
+    Args:
+        run_id: a run that `score_run` has scored.
+    """
+    return publish_report(run_id)

@@ -17,34 +17,37 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.futures import wait
+from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 from pydantic import BaseModel, Field
 
 from agents.llm import LlmConfig
 from agents.mock_llm import MockServerConfig, run_server
-from agents.protocol import Agent, AgentLimits
-from agents.registry import build_agent
+from agents.protocol import AgentLimits
+from agents.registry import AgentSpelling
 from agents.runs.chunk import ChunkJob, execute_chunk
+from agents.runs.identity import check_rerun, run_identity
 from agents.runs.matrix import chunked, expand
 from agents.runs.models import ChunkSummary, LlmOptions, RunSpec, TrialPlan
+from agents.runs.preflight import check_request, suite_tasks
 from agents.runs.scoring import GoldCache, ScoreMemo, score_trial
 from agents.runs.store import RunStore
 from benchforge import progress
 from benchforge.artifacts import open_store
-from benchforge.errors import BenchforgeError, ConfigError
+from benchforge.errors import BenchforgeError
 from benchforge.sandbox import Isolation, default_backend
 from benchforge.settings import BenchforgeSettings, load_settings
-from evaluation.tasks import LoadedTask, load_tasks
+from evaluation.tasks import LoadedTask
 from evaluation.tasks.loader import PROJECT_ROOT, load_task
 from flows.datasets import heldout_dataset, local_dataset
 
-MOCK_PREFIX = "mock-"
+__all__ = ["run_suite", "score_run", "suite_tasks"]
 
 
 class TrialDone(BaseModel):
@@ -105,24 +108,6 @@ def hidden_paths(settings: BenchforgeSettings, tasks: list[LoadedTask], work: Pa
     return sorted(str(p) for p in paths)
 
 
-def suite_tasks(tasks_root: str, suites: list[str], task_ids: list[str] | None) -> list[LoadedTask]:
-    root = Path(tasks_root) if Path(tasks_root).is_absolute() else PROJECT_ROOT / tasks_root
-    found: list[LoadedTask] = []
-    for suite in suites:
-        folder = root / suite
-        if not folder.is_dir():
-            raise ConfigError(f"no suite {suite!r}: {folder} is not a folder")
-        found += load_tasks(folder)
-    if task_ids:
-        unknown = set(task_ids) - {t.spec.id for t in found}
-        if unknown:
-            raise ConfigError(f"unknown task ids: {', '.join(sorted(unknown))}")
-        found = [t for t in found if t.spec.id in task_ids]
-    if not found:
-        raise ConfigError(f"no tasks in {', '.join(suites)} under {root}")
-    return found
-
-
 def resolve_datasets(
     tasks: list[LoadedTask], overrides: dict[str, str], scratch: Path
 ) -> dict[str, str]:
@@ -163,18 +148,12 @@ def resolve_heldout(
 
 
 @contextmanager
-def llm_endpoint(settings: BenchforgeSettings, models: list[str]) -> Iterator[str | None]:
-    """Yields the base URL to use: the configured endpoint, or (no API key configured) the
-    Benchforge mock server started here for the run. Real model names need a real key."""
-    if not models or settings.openai_api_key is not None:
+def llm_endpoint(settings: BenchforgeSettings, use_mock: bool) -> Iterator[str | None]:
+    """Yields the base URL agents call: the configured endpoint, or (``use_mock``: models are
+    called and no API key is configured) the Benchforge mock server started here for the run."""
+    if not use_mock:
         yield settings.openai_base_url
         return
-    real = [m for m in models if not m.startswith(MOCK_PREFIX)]
-    if real:
-        raise ConfigError(
-            f"no OpenAI API key configured (BENCHFORGE_OPENAI_API_KEY), so only the mock "
-            f"server's models (mock-echo, mock-script:<name>) can run, not: {', '.join(real)}"
-        )
     with run_server(config=MockServerConfig()) as handle:
         yield handle.url
 
@@ -265,18 +244,28 @@ def _dask_workers(dask: str | None, workers: int) -> int:
     return workers
 
 
-@flow(name="run_suite")
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,119}$"
+RunId = Annotated[str, Field(pattern=RUN_ID_PATTERN)]
+AtLeastOne = Annotated[int, Field(ge=1)]
+
+
+def _run_flow_name() -> str:
+    run_id = flow_run.parameters.get("run_id")
+    return f"run-suite-{run_id}" if run_id else "run-suite"
+
+
+@flow(name="run_suite", flow_run_name=_run_flow_name)
 def run_suite(
     suites: list[str],
-    agents: list[str],
+    agents: list[AgentSpelling],
     models: list[str] | None = None,
-    epochs: int = 1,
-    concurrency: int = 8,
-    sandbox_concurrency: int = 4,
-    llm_concurrency: int = 16,
-    chunk_size: int = 25,
-    workers: int = 4,
-    run_id: str | None = None,
+    epochs: AtLeastOne = 1,
+    concurrency: AtLeastOne = 8,
+    sandbox_concurrency: AtLeastOne = 4,
+    llm_concurrency: AtLeastOne = 16,
+    chunk_size: AtLeastOne = 25,
+    workers: AtLeastOne = 4,
+    run_id: RunId | None = None,
     tasks_root: str = "task_specs",
     task_ids: list[str] | None = None,
     limits: AgentLimits | None = None,
@@ -288,36 +277,55 @@ def run_suite(
 ) -> RunSummary:
     """Runs every (task, agent, model, epoch) of ``suites`` not already done in ``run_id``.
 
-    ``concurrency`` trials run at once, ``sandbox_concurrency`` sandboxed commands and
-    ``llm_concurrency`` model calls per model; chunks of ``chunk_size`` trials are Prefect
-    tasks on ``workers`` threads, or on a Dask cluster (``dask="local:N"`` starts a local
-    cluster of N processes; otherwise a scheduler address). ``datasets`` maps a domain to a
-    dataset folder (default: synthesized at the task's scale and seed). ``llm`` sets the
-    model client's timeout, retries and backoff. With ``heldout`` (the default), DE trials on
-    a generated dataset are scored on a held-out seed the agents never see, the visible-seed
-    score beside it (metrics ``cs_visible``, ...).
+    Every input is checked before any data work; resuming a run id with inputs other than
+    those it started with (datasets by content, task versions, agent configs, models, epochs,
+    limits) is refused with the differences.
+
+    Args:
+        suites: task suites under ``tasks_root``, e.g. de-crm.
+        agents: oracle, null, react-de, single-call, or NAME=CONFIG.yaml (command=AGENT.yaml).
+        models: models for agents that call one; without an API key only the mock server's
+            (mock-echo, mock-script:NAME). Empty: no agent may call a model.
+        epochs: trials per (task, agent, model); pass@k needs k epochs.
+        concurrency: trials at once.
+        sandbox_concurrency: sandboxed commands at once.
+        llm_concurrency: model calls at once, per model.
+        chunk_size: trials per Prefect task.
+        workers: threads running chunks (or Dask workers).
+        run_id: resumes this run (same inputs only); default: a new run-<time>-<random>.
+        tasks_root: folder of the suites (relative to the checkout).
+        task_ids: only these tasks of the suites; default all.
+        limits: per-trial budgets (rounds, seconds, memory).
+        datasets: domain -> dataset folder or s3:// prefix (backfills on another dataset
+            version); default each task's generated dataset.
+        dask: run chunks on Dask: local:N starts a local cluster, else a scheduler address.
+        retry_infra_errors: re-run trials that ended in an infrastructure error.
+        llm: the model client's timeout, retries, backoff and rate.
+        heldout: score DE trials on a held-out seed the agents never see (visible-seed
+            scores beside it).
     """
     logger = get_run_logger()
     t0 = time.monotonic()
     settings = load_settings()
     models = list(models or [])
     limits = limits or AgentLimits()
+    llm = llm or LlmOptions()
+    request = check_request(tasks_root, suites, task_ids, list(agents), models, datasets or {},
+                            settings.openai_api_key is not None)  # fmt: skip
+    tasks, built = request.tasks, request.agents
     run_id = run_id or f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     run = RunStore(open_store(settings.artifact_root), run_id)
     work = work_root(settings)
-    tasks = suite_tasks(tasks_root, suites, task_ids)
-    built: dict[str, Agent] = {spec: build_agent(spec) for spec in agents}
-    if any(a.uses_model for a in built.values()) and not models:
-        raise ConfigError("an agent that calls a model needs at least one --model")
     dataset_dirs = resolve_datasets(tasks, datasets or {}, work)
     heldout_dirs = resolve_heldout(tasks, datasets or {}, work) if heldout else {}
-    use_mock = bool(models) and settings.openai_api_key is None
-    with llm_endpoint(settings, models) as base_url:
+    identity = run_identity(tasks, built, models, epochs, limits, llm, dataset_dirs, heldout_dirs)
+    use_mock = request.uses_model and settings.openai_api_key is None
+    with llm_endpoint(settings, use_mock) as base_url:
         spec = RunSpec(
             run_id=run_id,
             suites=suites,
             tasks_root=tasks_root,
-            agents=agents,
+            agents=list(agents),
             models=models,
             epochs=epochs,
             limits=limits,
@@ -325,14 +333,11 @@ def run_suite(
             mock_llm=use_mock,
             datasets=dataset_dirs,
             heldout_datasets=heldout_dirs,
+            identity=identity,
             created_at=datetime.now(UTC),
         )
         previous = run.read_spec()
-        if previous is not None and previous.matrix() != spec.matrix():
-            raise BenchforgeError(
-                f"run {run_id!r} exists with another trial matrix ({previous.matrix()}); "
-                "use a new run id"
-            )
+        check_rerun(previous, identity, spec.matrix())
         if previous is None:
             run.write_spec(spec)
         plans = expand(tasks, built, models, epochs, {k: Path(v) for k, v in dataset_dirs.items()})
@@ -364,7 +369,7 @@ def run_suite(
                 base_url,
                 max(1, llm_concurrency // n_workers),
                 use_mock,
-                llm or LlmOptions(),
+                llm,
             ),
             trial_concurrency=max(1, math.ceil(concurrency / n_workers)),
             sandbox_concurrency=max(1, math.ceil(sandbox_concurrency / n_workers)),

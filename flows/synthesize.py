@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
+from pydantic import Field
 
 from benchforge.progress import emit
 from benchforge.settings import load_settings
@@ -19,6 +23,14 @@ from synthesis.dataset import (
 from synthesis.engine import generate_dataset
 from synthesis.spec import load_domain
 from synthesis.validation import ValidationReport
+
+Scale = Annotated[float, Field(gt=0, le=1000)]
+Seed = Annotated[int, Field(ge=0)]
+
+
+def artifact_key(text: str) -> str:
+    """Prefect artifact keys allow lower-case letters, digits and dashes only."""
+    return "".join(c if c.isalnum() else "-" for c in text.lower())[:100]
 
 
 def default_dataset_location(domain: str, scale: float, seed: int) -> str:
@@ -51,13 +63,20 @@ def publish_task(target: Target, report: ValidationReport | None) -> DatasetReco
 @flow(name="synthesize")
 def synthesize(
     domain: str = "crm",
-    scale: float = 1.0,
-    seed: int = 7,
+    scale: Scale = 1.0,
+    seed: Seed = 7,
     out: str | None = None,
     validate: bool = True,
 ) -> DatasetRecord:
-    """Builds a dataset of ``domain`` at ``scale`` from ``seed`` and publishes it to ``out``
-    (default: ``<artifact_root>/datasets/<domain>/scale-<scale>/seed-<seed>``)."""
+    """Builds a dataset of ``domain`` at ``scale`` from ``seed`` and publishes it to ``out``.
+
+    Args:
+        domain: a shipped domain (crm, ads, enterprise) or the path of a domain spec YAML.
+        scale: size multiplier; 1.0 is the domain's reference size (crm: about 1 M rows).
+        seed: every value is a function of the seed: the same seed gives the same data.
+        out: a folder or s3:// prefix; default <artifact_root>/datasets/DOMAIN/scale-S/seed-N.
+        validate: run the Great Expectations suite before publishing.
+    """
     logger = get_run_logger()
     load_domain(domain)  # a malformed spec fails here, before anything is written
     target = prepare_target(out or default_dataset_location(domain, scale, seed))
@@ -72,7 +91,7 @@ def synthesize(
         discard(target)
         raise
     create_markdown_artifact(
-        key=f"dataset-{domain}".replace("_", "-"),
+        key=artifact_key(f"dataset-{Path(domain).stem}"),
         markdown=(
             f"# Dataset {domain} (scale {scale:g}, seed {seed})\n\n"
             f"- location: `{record.location}`\n- rows: {record.total_rows:,}\n"

@@ -36,15 +36,32 @@ def verify_one(
 
 
 @flow(name="verify_tasks")
-def verify_tasks(path: str = "task_specs", work: str | None = None, mutations: bool = True,
-                 heldout: bool = True, hacks: bool = True) -> list[TaskVerification]:  # fmt: skip
+def verify_tasks(
+    path: str = "task_specs",
+    work: str | None = None,
+    mutations: bool = True,
+    heldout: bool = True,
+    hacks: bool = True,
+    datasets: dict[str, str] | None = None,
+) -> list[TaskVerification]:
     """Validates every task under ``path``; for executable tasks checks gold = 100/100/100,
     the do-nothing submission = 0 and every mutation of the domain's catalogue = its predicted
     score, on the held-out dataset trials are scored on (``heldout``, the default) or on the
     visible one; with ``hacks``, every entry of the reward-hack catalogue must score 0 on each
     de_impl task and leave the host untouched. Fails (naming the tasks) if any check does not
-    hold."""
+    hold.
+
+    Args:
+        path: a task folder, a suite, or a folder of suites (relative to the checkout).
+        work: scratch folder (datasets, gold builds); default a temporary one.
+        mutations: check every mutation of the domain's catalogue scores as predicted.
+        heldout: verify on the held-out seed trials are scored on (not for custom datasets).
+        hacks: check every reward hack of the catalogue scores 0 and leaves the host intact.
+        datasets: domain -> dataset folder or s3:// prefix, as a run was given: tasks of
+            that domain are verified on it (a custom dataset has no held-out twin).
+    """
     logger = get_run_logger()
+    overrides = datasets or {}
     root_path = Path(path) if Path(path).is_absolute() else PROJECT_ROOT / path
     tasks = [t for t in load_tasks(root_path) if not isinstance(t.spec, DeArchTask)]
     with tempfile.TemporaryDirectory(prefix="benchforge-verify-") as tmp:
@@ -52,15 +69,18 @@ def verify_tasks(path: str = "task_specs", work: str | None = None, mutations: b
         results = []
         for loaded in tasks:
             ref = loaded.spec.dataset
-            visible = local_dataset(ref.domain, None, root / "datasets", ref.scale, ref.seed)
+            custom = overrides.get(ref.domain)
+            scratch = root / "datasets" / (f"custom-{ref.domain}" if custom else "")
+            visible = local_dataset(ref.domain, custom, scratch, ref.scale, ref.seed)
+            use_heldout = heldout and custom is None
             dataset_dir = (
                 heldout_dataset(ref.domain, root / "heldout", ref.scale, ref.seed)
-                if heldout
+                if use_heldout
                 else visible
             )
             # "scoring": the gold cache score_run uses too, when both get the same work root
             results.append(verify_one(loaded, str(dataset_dir), str(root / "scoring"), mutations,
-                                      hacks, str(visible) if heldout else None))  # fmt: skip
+                                      hacks, str(visible) if use_heldout else None))  # fmt: skip
             logger.info("%s: %s", loaded.key, "ok" if results[-1].ok else results[-1].problems)
     lines = ["| task | gold CS/CFS/SR | empty | mutations | reward hacks held | ok |",
              "|---|---|---|---|---|---|"]  # fmt: skip

@@ -22,7 +22,7 @@ from benchforge.errors import BenchforgeError
 from benchforge.settings import BenchforgeSettings, load_settings
 from synthesis.engine import GenerationManifest, ProgressEvent, generate_dataset, read_manifest
 from synthesis.spec import DomainSpec, load_domain
-from synthesis.validation import ValidationReport, validate_dataset
+from synthesis.validation.report import ValidationReport
 
 RECORD = "dataset.json"
 VALIDATION_DIR = "validation"
@@ -83,6 +83,8 @@ def prepare_target(out: str) -> Target:
 
 def validate_step(spec: DomainSpec, staging: Path) -> ValidationReport:
     """Runs the expectation suite; Data Docs and results land in ``staging/validation``."""
+    from synthesis.validation import validate_dataset
+
     report = validate_dataset(spec, staging, docs_dir=staging / VALIDATION_DIR)
     return report
 

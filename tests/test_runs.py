@@ -4,12 +4,14 @@ real (ephemeral) Prefect server, real sandboxes, real dbt, and the shipped mock 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agents.mock_llm import FaultConfig, MockServerConfig, run_server
+from agents.runs.identity import RunInputsChanged
 from agents.runs.models import LlmOptions
 from agents.runs.store import RunStore
 from benchforge.artifacts import open_store
@@ -57,6 +59,7 @@ def test_oracle_scores_100_and_null_0_and_a_rerun_redoes_nothing(
     summary = run_suite(
         suites=["de-mini"],
         agents=["oracle", "null"],
+        models=["mock-echo"],  # neither agent calls a model: no mock server, no mock label
         epochs=2,
         run_id="oracle-null",
         tasks_root=TASKS_ROOT,
@@ -64,6 +67,7 @@ def test_oracle_scores_100_and_null_0_and_a_rerun_redoes_nothing(
         concurrency=4,
     )
     assert (summary.trials, summary.ran, summary.skipped, summary.infra_errors) == (12, 12, 0, 0)
+    assert not summary.mock_llm
     assert summary.isolation.backend == "namespace" and summary.isolation.network == "isolated"
     scored = score_run(run_id="oracle-null")
     assert scored.statuses == {"scored": 8, "unscored": 4}
@@ -86,6 +90,7 @@ def test_oracle_scores_100_and_null_0_and_a_rerun_redoes_nothing(
     again = run_suite(
         suites=["de-mini"],
         agents=["oracle", "null"],
+        models=["mock-echo"],
         epochs=2,
         run_id="oracle-null",
         tasks_root=TASKS_ROOT,
@@ -94,6 +99,50 @@ def test_oracle_scores_100_and_null_0_and_a_rerun_redoes_nothing(
     assert (again.ran, again.skipped) == (0, 12)
     assert {p: p.read_bytes() for p in results.rglob("result.json")} == before
     assert score_run(run_id="oracle-null").scored == 0  # nothing new to score
+
+
+def test_the_leaderboard_is_an_artifact_of_the_report_flow_run(artifacts: Path) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["leaderboard-oracle-null"]))
+        )
+        assert found and found[0].flow_run_id is not None
+        assert "| # | Agent |" in str(found[0].data)
+        flow_run = client.read_flow_run(found[0].flow_run_id)
+        assert flow_run.name == "report-oracle-null"  # named after the run, not generated
+        assert flow_run.parent_task_run_id is None  # the top-level flow run
+
+
+def test_resuming_a_run_with_other_inputs_is_refused(
+    artifacts: Path, dataset: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "mini-seed-8"
+    build_dataset(load_spec(FIXTURES / "mini_domain.yaml"), scale=1, seed=8, out=str(other),
+                  validate=False)  # fmt: skip
+    asked = {
+        "suites": ["de-mini"],
+        "agents": ["oracle", "null"],
+        "models": ["mock-echo"],
+        "epochs": 2,
+        "run_id": "oracle-null",
+        "tasks_root": TASKS_ROOT,
+    }
+    with pytest.raises(RunInputsChanged) as refused:
+        run_suite(**asked, datasets={"mini": str(other)})
+    message = str(refused.value)
+    # Each of the three tasks names its dataset as changed, and the message says the way out.
+    assert message.count("datasets[de-mini/") == 3 and "(recorded) vs" in message
+    assert "another run id" in message and "oracle-null-2" in message
+    with pytest.raises(RunInputsChanged, match=r"epochs: 2 \(recorded\) vs 3 \(asked\)"):
+        run_suite(**{**asked, "epochs": 3}, datasets={"mini": str(dataset)})
+    # The same dataset copied elsewhere is the same input: the run resumes, nothing reruns.
+    copy = tmp_path / "copy"
+    shutil.copytree(dataset, copy)
+    again = run_suite(**asked, datasets={"mini": str(copy)})
+    assert (again.ran, again.skipped) == (0, 12)
 
 
 def test_react_de_solves_a_task_through_real_tool_calls(artifacts: Path, dataset: Path) -> None:

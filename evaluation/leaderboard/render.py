@@ -66,6 +66,12 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
         ]
         for r in lb.rows
     ]
+    summary_headers = ["#", "Agent", "Model", f"{primary} (mean)", "Success", "Trials scored",
+                       "Cost (USD)"]  # fmt: skip
+    summary_rows = [
+        [row[0], row[1], row[2], row[3], row[5], f"{r.trials_scored}/{r.trials}", fmt.cost(r)]
+        for row, r in zip(board_rows, lb.rows, strict=True)
+    ]
     n_metrics = len(metrics)
     board_numeric = frozenset({0, 3, 4, 5, *range(6, 6 + n_metrics + 7)})
 
@@ -110,6 +116,9 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
 
     issue_headers = ["Trial", "Agent", "Model", "Task", "Epoch", "Termination"]
     return {
+        "summary": _Table(
+            "summary", summary_headers, summary_rows, frozenset({0, 3, 4, 5, 6}), "No trials."
+        ),  # fmt: skip
         "board": _Table("board", board_headers, board_rows, board_numeric, "No trials."),
         "pass": _Table(
             "pass",
@@ -151,8 +160,10 @@ TASK_NOTE = (
     "Means over the scored epochs of each task; a task with no scored epoch shows "
     f"{fmt.MISSING} and is left out of the agent's means (it is not counted as 0)."
 )
+DETAILS_NOTE = "Every figure per agent and model: confidence interval, each metric, tokens, time."
 SECTIONS = [
-    ("board", "Leaderboard", None),
+    ("summary", "Leaderboard", None),
+    ("board", "Details", DETAILS_NOTE),
     ("pass", "pass@k", PASS_NOTE),
     ("tasks", "Per task", TASK_NOTE),
     ("infra", "Infra errors", "Trials that could not be run fairly; excluded from every score."),
@@ -216,7 +227,7 @@ h1 { margin-bottom: 0.3rem; }
 .warning { border-left: 4px solid #f9a825; background: #fffde7; padding: 0.5rem 0.8rem; }
 section { margin: 2rem 0; }
 .note { color: #555; font-size: 0.9rem; }
-.plot { overflow-x: auto; margin: 0.8rem 0; }
+.plot, .scroll { overflow-x: auto; margin: 0.8rem 0; }
 svg text { font-family: inherit; }
 table { border-collapse: collapse; font-size: 0.88rem; margin-top: 0.5rem; }
 th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: left;
@@ -274,7 +285,7 @@ def to_html(lb: Leaderboard) -> str:
     parts.append("</header>")
 
     plots_for = {
-        "board": [plots.score_bars(lb), plots.status_bars(lb)],
+        "summary": [plots.score_bars(lb), plots.status_bars(lb)],
         "tasks": [plots.task_heatmap(lb)],
     }
     for key, heading, note in SECTIONS:
@@ -282,6 +293,6 @@ def to_html(lb: Leaderboard) -> str:
         if note:
             parts.append(f'<p class="note">{_h(note)}</p>')
         parts += [f'<div class="plot">{svg}</div>' for svg in plots_for.get(key, [])]
-        parts.append(_html_table(tables[key]) + "</section>")
+        parts.append(f'<div class="scroll">{_html_table(tables[key])}</div></section>')
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

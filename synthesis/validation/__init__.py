@@ -5,7 +5,23 @@ Usage: ``validate_dataset(spec, Path("out/crm"), docs_dir=Path("out/crm/validati
 ``ValidationReport``; ``report.raise_for_failures()`` raises ``DatasetValidationError``.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from synthesis.validation.report import CheckResult, DatasetValidationError, ValidationReport
-from synthesis.validation.runner import validate_dataset
+
+if TYPE_CHECKING:
+    from synthesis.validation.runner import validate_dataset
 
 __all__ = ["CheckResult", "DatasetValidationError", "ValidationReport", "validate_dataset"]
+
+
+def __getattr__(name: str) -> Any:
+    # Great Expectations takes seconds to import: loaded when validation runs, not when a
+    # dataset record or a report model is read.
+    if name == "validate_dataset":
+        from synthesis.validation.runner import validate_dataset
+
+        return validate_dataset
+    raise AttributeError(name)
