@@ -43,7 +43,13 @@ def build_gold(domain: str = "crm", dataset: str | None = None, repo: str | None
     """Runs ``dbt build`` of ``dbt_projects/<domain>`` (or ``repo``) on a copy of ``dataset``'s
     warehouse (a folder or s3:// URI; default: the domain's scale-1 seed-7 dataset in the
     artifact store) and stores the gold warehouse, manifest, run results and docs under
-    ``gold/<domain>/<dataset version>/<repo version>/``. Returns the stored location."""
+    ``gold/<domain>/<dataset version>/<repo version>/``. Returns the stored location.
+
+    Args:
+        domain: the dataset's domain (crm, ads, enterprise).
+        dataset: a dataset folder or s3:// prefix; default the domain's scale-1 seed-7 one.
+        repo: a dbt project folder; default dbt_projects/DOMAIN.
+    """
     logger = get_run_logger()
     repo_dir = Path(repo) if repo else PROJECT_ROOT / "dbt_projects" / domain
     with tempfile.TemporaryDirectory(prefix="benchforge-gold-") as tmp:

@@ -464,18 +464,27 @@ def _find_task(spec: RunSpec, ident: tuple[str, str, str]) -> LoadedTask:
     return loaded
 
 
-@flow(name="score_run")
+@flow(name="score_run", flow_run_name="score-run-{run_id}")
 def score_run(
-    run_id: str,
+    run_id: RunId,
     rescore: bool = False,
-    workers: int = 2,
-    chunk_size: int = 4,
+    workers: AtLeastOne = 2,
+    chunk_size: AtLeastOne = 4,
     unsandboxed: bool = False,
 ) -> ScoreSummary:
     """Scores the finished trials of ``run_id`` that have no score yet (all with
     ``rescore``), without re-running any agent. Every execution of candidate code runs in the
     sandbox; ``unsandboxed`` (never for a real leaderboard) runs it as plain processes, with a
-    warning, and every score records it."""
+    warning, and every score records it.
+
+    Args:
+        run_id: a run of `run_suite`.
+        rescore: score every finished trial again (after a scorer change), not only new ones.
+        workers: scoring chunks at once.
+        chunk_size: trials per Prefect task.
+        unsandboxed: run candidate code without the sandbox (recorded in every score; never
+            for a real leaderboard).
+    """
     logger = get_run_logger()
     t0 = time.monotonic()
     settings = load_settings()

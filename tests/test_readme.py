@@ -93,6 +93,19 @@ def test_pipeline_command_runs_the_nightly_eval_offline(workdir: Path) -> None:
     assert rows["oracle"]["primary_mean"] == 100.0 and rows["null"]["primary_mean"] == 0.0
     sla = next(t for t in board["tasks"] if t["task_id"] == "crm-evol-support-response-sla")
     assert [c["primary_mean"] for c in sla["cells"] if c["agent"] == "react-de"] == [100.0]
+    # Operators find the leaderboard on the nightly flow run itself (same Prefect database).
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    keys = ["leaderboard-nightly-2026-01-31", "leaderboard-html-nightly-2026-01-31",
+            "nightly-nightly-2026-01-31"]  # fmt: skip
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys))
+        )
+        assert sorted(a.key or "" for a in found) == sorted(keys)
+        runs = {client.read_flow_run(a.flow_run_id).name for a in found if a.flow_run_id}
+    assert runs == {"nightly-2026-01-31"}
 
 
 def test_run_and_report_commands(workdir: Path) -> None:

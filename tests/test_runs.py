@@ -18,6 +18,7 @@ from benchforge.artifacts import open_store
 from evaluation.leaderboard.records import TrialScore
 from flows.report import report
 from flows.runs import run_suite, score_run
+from flows.tasks import verify_tasks
 from synthesis.dataset import build_dataset
 from synthesis.spec import load_spec
 
@@ -114,6 +115,20 @@ def test_the_leaderboard_is_an_artifact_of_the_report_flow_run(artifacts: Path) 
         flow_run = client.read_flow_run(found[0].flow_run_id)
         assert flow_run.name == "report-oracle-null"  # named after the run, not generated
         assert flow_run.parent_task_run_id is None  # the top-level flow run
+
+
+def test_verification_uses_the_run_datasets(artifacts: Path, dataset: Path) -> None:
+    # "mini" is no shipped domain: verifying anything but the given dataset would fail.
+    results = verify_tasks(
+        path=f"{TASKS_ROOT}/de-mini",
+        work=str(artifacts / "work"),
+        mutations=False,
+        hacks=False,
+        datasets={"mini": str(dataset)},
+    )
+    assert {r.task for r in results} == {"de-mini/mini-impl@1", f"de-mini/{EVOL}@1"}
+    assert {r.dataset for r in results} == {str(dataset)}
+    assert all(r.ok and r.gold.sr == 100 and r.empty.cs == 0 for r in results)
 
 
 def test_resuming_a_run_with_other_inputs_is_refused(

@@ -121,6 +121,8 @@ class MutationCheck(BaseModel):
 
 class TaskVerification(BaseModel):
     task: str
+    dataset: str = ""
+    """the dataset folder the checks scored on"""
     gold: PredictedScore
     empty: PredictedScore
     mutations: list[MutationCheck] = []
@@ -148,7 +150,8 @@ def verify_task(task: LoadedTask, dataset_dir: Path, work: Path,
     runs = work / "verify" / task.spec.id
     gold_score = _triple(score_task(task, gold.repo, gold, dataset_dir, runs / "gold"))
     empty_score = _triple(score_task(task, gold.base_repo, gold, dataset_dir, runs / "empty"))
-    result = TaskVerification(task=task.key, gold=gold_score, empty=empty_score)
+    result = TaskVerification(task=task.key, dataset=str(dataset_dir), gold=gold_score,
+                              empty=empty_score)  # fmt: skip
     spec = task.spec
     if isinstance(spec, DeEvolTask) and spec.base_version is not None:
         current = repo_version(PROJECT_ROOT / spec.repo)
