@@ -27,6 +27,7 @@ Stages:
   run        run agents on a suite of tasks (sandboxed, resumable), then score the trials
   score-run  (re)score a run's stored trials without re-running agents
   report     print and save a run's leaderboard (markdown + HTML with plots)
+  view       browse a run: a static HTML site (leaderboard, trials, diffs, trajectories)
   nightly    synthesize -> gold -> verify tasks -> run -> score -> report (the README's job)
   pipeline   synthesize + build gold for every shipped domain
   mock-llm   a local OpenAI-compatible server with scripted replies and injectable faults
@@ -262,8 +263,21 @@ def _print_run(summary: object) -> None:
         print("  LLM: the Benchforge mock server (scripted replies, not a real model)")
 
 
+def _preflight(tasks_root: str, suites: list[str], task_ids: list[str] | None,
+               agents: list[str], models: list[str], datasets: dict[str, str]) -> None:  # fmt: skip
+    """The flow checks its request too; checking here first fails a typo before Prefect and
+    its server start (seconds, not the flow's start-up)."""
+    from agents.runs.preflight import check_request
+    from benchforge.settings import load_settings
+
+    has_key = load_settings().openai_api_key is not None
+    check_request(tasks_root, suites, task_ids, agents, models, datasets, has_key)
+
+
 def _run(args: argparse.Namespace) -> int:
     _quiet_prefect(args.verbose)
+    _preflight(args.tasks_root, args.suite, args.task or None, args.agent, args.model or [],
+               _datasets(args.dataset))  # fmt: skip
     from benchforge.progress import listening
     from benchforge.progress_bar import TrialProgress
     from flows.runs import run_suite, score_run
@@ -328,10 +342,42 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _view(args: argparse.Namespace) -> int:
+    """`benchforge view`: the run browser, a static site of a stored run (no Prefect)."""
+    from agents.runs.browser import serve, write_site
+    from agents.runs.store import RunStore
+    from benchforge.artifacts import open_store
+    from benchforge.settings import load_settings
+
+    run_id = args.run_id or latest_run_id()
+    run = RunStore(open_store(load_settings().artifact_root), run_id)
+    out = Path(args.out) if args.out else Path("out") / "view" / run_id
+    site = write_site(run, out)
+    print(f"run {run_id}: {site.trials} trials ({site.scored} scored) -> {site.index}")
+    if not args.serve:
+        return 0
+    server = serve(site.folder, port=args.port)
+    host, port = server.server_address[:2]
+    print(f"serving http://{host!s}:{port}/ (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("stopped")
+    finally:
+        server.server_close()
+    return 0
+
+
 def _nightly(args: argparse.Namespace) -> int:
     _quiet_prefect(args.verbose)
     from datetime import date
 
+    from benchforge.settings import load_settings
+    from flows.defaults import NIGHTLY_AGENTS, NIGHTLY_SUITES, nightly_models
+
+    models = args.model or nightly_models(load_settings().openai_api_key is not None)
+    _preflight("task_specs", args.suite or NIGHTLY_SUITES, None, args.agent or NIGHTLY_AGENTS,
+               models, _datasets(args.dataset))  # fmt: skip
     from benchforge.progress import listening
     from benchforge.progress_bar import TrialProgress
     from flows.nightly import nightly
@@ -497,6 +543,23 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("run_id", nargs="?", help="default: the latest run")
     report.set_defaults(func=_report)
 
+    view = sub.add_parser(
+        "view",
+        help="browse a run: a static HTML site of its leaderboard, trials, diffs and trajectories",
+        description=(
+            "Writes a static HTML site of RUN (default: the latest run) to --out (default\n"
+            "./out/view/RUN): the leaderboard, an index of trials filtered by task, agent,\n"
+            "model and status, and a page per trial (score, per-node diff, trajectory, sandbox,\n"
+            "errors). --serve then serves it on 127.0.0.1 until interrupted."
+        ),
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    view.add_argument("run_id", nargs="?", metavar="RUN", help="default: the latest run")
+    view.add_argument("--out", help="the site's folder (default: ./out/view/RUN)")
+    view.add_argument("--serve", action="store_true", help="serve it on 127.0.0.1")
+    view.add_argument("--port", type=int, default=8000, help="with --serve (0: a free port)")
+    view.set_defaults(func=_view)
+
     nightly = sub.add_parser(
         "nightly", help="the nightly evaluation: synthesize -> gold -> verify -> run -> report"
     )
@@ -538,6 +601,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"benchforge: error: {err}", file=sys.stderr)
         return 2
     except ValueError as err:  # SpecError and other input errors
+        print(f"benchforge: error: {err}", file=sys.stderr)
+        return 2
+    except Exception as err:
+        # A flow's parameters failed its signature's validation (Prefect is imported lazily).
+        if type(err).__name__ != "ParameterTypeError":
+            raise
         print(f"benchforge: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

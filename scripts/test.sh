@@ -4,6 +4,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh"
 echo "== ruff" && ruff check . && ruff format --check .
 echo "== mypy" && mypy benchforge synthesis evaluation agents flows
+bash scripts/_chromium.sh || echo "no chromium: tests/test_view.py will fail" >&2  # for test_view.py
 # Two workers, each test file on one of them (module fixtures such as the README's work
 # folder stay shared within a file); the slowest tests are listed at the end.
 echo "== pytest" && pytest -q -n 2 --dist loadfile --durations=15 "$@"

@@ -6,6 +6,10 @@
   retries, the sandbox not starting); excluded from every score, listed in the report;
 - ``unscored``: the task has no scorer yet (e.g. ``de_arch`` rubrics without a judge); listed.
 An agent that crashes, loops or times out is *scored* on what it left: that is its result.
+
+``nodes`` keeps, for a scored DE trial, why each node matched or not (``NodeDetail``): small
+and bounded (a few example rows, truncated values), so a run browser can show the diff without
+rescoring.
 """
 
 from __future__ import annotations
@@ -16,6 +20,57 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 ScoreStatus = Literal["scored", "infra_error", "unscored"]
+
+
+class NodeCheck(BaseModel):
+    """One comparison of a node's output with its gold (CS: the model run alone on its gold
+    parents; CFS: the end-to-end build). Values are rendered as the scorer shows them (SQL
+    NULL as ``NULL``, text quoted); example rows hold only some columns of wide tables."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    status: str = Field(description="match, missing, build_error, schema_mismatch, data_mismatch")
+    reason: str = ""
+    missing_columns: list[str] = Field(default_factory=list)
+    extra_columns: list[str] = Field(default_factory=list)
+    type_mismatches: dict[str, tuple[str, str]] = Field(
+        default_factory=dict, description="column -> (gold type, candidate type)"
+    )
+    gold_rows: int | None = None
+    candidate_rows: int | None = None
+    differing_rows: int | None = None
+    column_mismatches: dict[str, int] = Field(
+        default_factory=dict, description="column -> rows that differ in it"
+    )
+    mismatch_key: str | None = Field(default=None, description="the key rows were paired on")
+    examples_gold: list[dict[str, str]] = Field(
+        default_factory=list, description="gold rows missing from the candidate (a few)"
+    )
+    examples_candidate: list[dict[str, str]] = Field(
+        default_factory=list, description="candidate rows not in the gold (a few)"
+    )
+    omitted_columns: int = Field(default=0, description="columns left out of the examples")
+
+    @property
+    def matched(self) -> bool:
+        return self.status == "match"
+
+
+class NodeDetail(BaseModel):
+    """Why one node of a DE task scored what it did."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    layer: str
+    weight: float = Field(description="0: not scored (de_evol scores the changed nodes only)")
+    cs_matched: bool
+    cfs_matched: bool = Field(description="matched end to end and every gold ancestor matched")
+    cs: NodeCheck
+    cfs: NodeCheck
+    cfs_blocked_by: list[str] = Field(
+        default_factory=list, description="failed gold ancestors that zero this node in CFS"
+    )
 
 
 class TrialScore(BaseModel):
@@ -55,6 +110,13 @@ class TrialScore(BaseModel):
         default=None,
         description="the sandbox backend that ran the candidate's code while scoring; "
         "'none' when scoring was explicitly unsandboxed",
+    )
+    nodes: list[NodeDetail] = Field(
+        default_factory=list, description="per node, on the data the metrics are on (scored_on)"
+    )
+    nodes_visible: list[NodeDetail] = Field(
+        default_factory=list,
+        description="per node on the visible dataset, when the metrics are on the held-out one",
     )
 
     @property

@@ -118,7 +118,7 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
     return {
         "summary": _Table(
             "summary", summary_headers, summary_rows, frozenset({0, 3, 4, 5, 6}), "No trials."
-        ),  # fmt: skip
+        ),
         "board": _Table("board", board_headers, board_rows, board_numeric, "No trials."),
         "pass": _Table(
             "pass",
