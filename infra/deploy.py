@@ -3,6 +3,9 @@
 (``prefect worker start --pool NAME``) to run (infra/README.md: the production topology).
 
     nightly-eval      nightly() every day at 02:00 UTC (mutation checks included)
+    verify-all-tasks  verify_tasks() of every shipped suite, mutations and reward hacks
+                      included, every day at 04:00 UTC (the exhaustive checks the test
+                      suite leaves out)
     dataset-rebuild   pipeline() every Sunday at 01:00 UTC
     run-suite, score-run, report, verify-tasks    on demand
 
@@ -42,6 +45,7 @@ from flows.tasks import verify_tasks
 
 NIGHTLY_CRON = "0 2 * * *"
 REBUILD_CRON = "0 1 * * 0"
+VERIFY_CRON = "0 4 * * *"
 CHECKOUT = Path(__file__).resolve().parents[1]
 
 
@@ -80,6 +84,12 @@ def _specs(timezone: str) -> list[tuple[Flow[Any, Any], str, dict[str, Any]]]:
         (report, "flows/report.py:report", dict(name="report", tags=["benchforge"])),
         (verify_tasks, "flows/tasks.py:verify_tasks",
          dict(name="verify-tasks", tags=["benchforge"])),
+        (verify_tasks, "flows/tasks.py:verify_tasks",
+         dict(name="verify-all-tasks", schedules=[Cron(VERIFY_CRON, timezone=timezone)],
+              parameters={"path": "task_specs", "mutations": True, "hacks": True},
+              tags=["benchforge", "nightly"],
+              description="every shipped task: gold 100, do-nothing 0, each mutation as "
+                          "predicted, each reward hack 0")),
     ]  # fmt: skip
 
 

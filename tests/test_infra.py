@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra.deploy import NIGHTLY_CRON, deployments
+from infra.deploy import NIGHTLY_CRON, VERIFY_CRON, deployments
 
 ROOT = Path(__file__).parents[1]
 
@@ -18,7 +18,7 @@ ROOT = Path(__file__).parents[1]
 def test_nightly_is_scheduled_with_typed_parameters() -> None:
     found = {d.name: d for d in deployments()}
     assert set(found) == {"nightly-eval", "dataset-rebuild", "run-suite", "score-run", "report",
-                          "verify-tasks"}  # fmt: skip
+                          "verify-tasks", "verify-all-tasks"}  # fmt: skip
     nightly = found["nightly-eval"]
     assert [s.schedule.cron for s in nightly.schedules] == [NIGHTLY_CRON]  # type: ignore[union-attr]
     schema = nightly._parameter_openapi_schema.model_dump()
@@ -29,6 +29,10 @@ def test_nightly_is_scheduled_with_typed_parameters() -> None:
     assert props["epochs"]["type"] == "integer"
     assert nightly.parameters == {"verify_mutations": True}
     assert not found["run-suite"].schedules
+    # Every shipped task is verified exhaustively each night (the test suite samples them).
+    verify_all = found["verify-all-tasks"]
+    assert [s.schedule.cron for s in verify_all.schedules] == [VERIFY_CRON]  # type: ignore[union-attr]
+    assert verify_all.parameters == {"path": "task_specs", "mutations": True, "hacks": True}
 
 
 def test_deploy_lists_the_deployments() -> None:

@@ -14,6 +14,8 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from agents.protocol import Agent, AgentLimits, config_hash
 from agents.runs.models import LlmOptions, RunIdentity, RunSpec
 from benchforge.errors import BenchforgeError
@@ -27,13 +29,18 @@ class RunInputsChanged(BenchforgeError):
 
 def dataset_version(folder: Path) -> str:
     """16 hex digits over a dataset's content (domain, seed, scale, every table's checksum),
-    read from its completion record; the same data at another location has the same version."""
+    read from its completion record; the same data at another location has the same version.
+    A record that is not a Benchforge dataset record (data brought by hand) is versioned by its
+    bytes."""
     record_path = folder / RECORD
     try:
-        record = DatasetRecord.model_validate_json(record_path.read_text())
+        raw = record_path.read_bytes()
     except OSError as exc:
         raise BenchforgeError(f"{folder} is not a dataset: cannot read {RECORD}: {exc}") from None
-    return record_version(record)
+    try:
+        return record_version(DatasetRecord.model_validate_json(raw))
+    except ValidationError:
+        return hashlib.sha256(b"raw-record\0" + raw).hexdigest()[:16]
 
 
 def record_version(record: DatasetRecord) -> str:
