@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: lint + format check + types + the test suite. Extra arguments go to pytest.
 set -euo pipefail
+SECONDS=0
+trap 'echo "== test command: $((SECONDS / 60)) min $((SECONDS % 60)) s (budget: 45 min)"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh"
 echo "== ruff" && ruff check . && ruff format --check .
 echo "== mypy" && mypy benchforge synthesis evaluation agents flows
