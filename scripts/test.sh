@@ -6,6 +6,7 @@ trap 'echo "== test command: $((SECONDS / 60)) min $((SECONDS % 60)) s (budget: 
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh"
 echo "== ruff" && ruff check . && ruff format --check .
 echo "== mypy" && mypy benchforge synthesis evaluation agents flows
+echo "== import-linter" && lint-imports
 bash scripts/_chromium.sh || echo "no chromium: tests/test_view.py will fail" >&2  # for test_view.py
 # Two workers, each test file on one of them (module fixtures such as the README's work
 # folder stay shared within a file); the slowest tests are listed at the end.

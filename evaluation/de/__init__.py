@@ -1,0 +1,1 @@
+"""The data-engineering scorer: node comparison, CS / CFS / SR scoring, mutations, reward hacks."""
