@@ -21,8 +21,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.llm import LlmClient, LlmTotals
-from benchforge.sandbox import Isolation, SandboxBackend, SandboxLimits
+from benchforge.agents.llm import LlmClient, LlmTotals
+from benchforge.core.sandbox import Isolation, SandboxBackend, SandboxLimits
 
 Termination = Literal[
     "finished",  # the agent said it was done

@@ -13,14 +13,14 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agents.builtin.command import CommandAgent, CommandAgentConfig
-from agents.builtin.null import NullAgent
-from agents.builtin.oracle import OracleAgent, SolutionProvider
-from agents.builtin.react_de import ReactDeAgent, ReactDeConfig
-from agents.builtin.single_call import SingleCallAgent, SingleCallConfig
-from agents.protocol import Agent
-from benchforge.errors import ConfigError
-from benchforge.yamlio import read_yaml
+from benchforge.agents.builtin.command import CommandAgent, CommandAgentConfig
+from benchforge.agents.builtin.null import NullAgent
+from benchforge.agents.builtin.oracle import OracleAgent, SolutionProvider
+from benchforge.agents.builtin.react_de import ReactDeAgent, ReactDeConfig
+from benchforge.agents.builtin.single_call import SingleCallAgent, SingleCallConfig
+from benchforge.agents.protocol import Agent
+from benchforge.core.errors import ConfigError
+from benchforge.core.yamlio import read_yaml
 
 C = TypeVar("C", bound=BaseModel)
 SHIPPED = ("oracle", "null", "react-de", "single-call", "command")

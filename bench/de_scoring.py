@@ -23,10 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.de.scoring import score_candidate  # noqa: E402
-from evaluation.gold import build_gold  # noqa: E402
-from evaluation.tasks.models import DeScoring  # noqa: E402
-from synthesis.dataset import build_dataset  # noqa: E402
+from benchforge.evaluation.de.scoring import score_candidate  # noqa: E402
+from benchforge.evaluation.gold import build_gold  # noqa: E402
+from benchforge.evaluation.tasks.models import DeScoring  # noqa: E402
+from benchforge.synthesis.dataset import build_dataset  # noqa: E402
 
 TARGET = 2.0
 

@@ -30,11 +30,11 @@ sys.path.insert(0, str(ROOT))
 
 from prefect import flow  # noqa: E402
 
-from agents.builtin.single_call import SingleCallAgent  # noqa: E402
-from agents.llm import LlmClient, LlmConfig  # noqa: E402
-from agents.mock_llm import FaultConfig, MockServerConfig, run_server  # noqa: E402
-from agents.protocol import AgentLimits, TaskEnvironment, TrialKey  # noqa: E402
-from benchforge.sandbox import default_backend  # noqa: E402
+from benchforge.agents.builtin.single_call import SingleCallAgent  # noqa: E402
+from benchforge.agents.llm import LlmClient, LlmConfig  # noqa: E402
+from benchforge.agents.mock_llm import FaultConfig, MockServerConfig, run_server  # noqa: E402
+from benchforge.agents.protocol import AgentLimits, TaskEnvironment, TrialKey  # noqa: E402
+from benchforge.core.sandbox import default_backend  # noqa: E402
 
 TASKS_ROOT = str(ROOT / "tests" / "fixtures" / "task_specs")
 TASK_IDS = ["mini-evol-won-by-industry", "mini-arch-retention"]
@@ -91,7 +91,7 @@ async def bare_loop(base_url: str, trials: int, concurrency: int, scratch: Path)
 
 
 def through_run_suite(trials: int, concurrency: int, dataset: Path, run_id: str) -> float:
-    from flows.runs import run_suite
+    from benchforge.flows.runs import run_suite
 
     epochs = trials // len(TASK_IDS)
     t0 = time.perf_counter()

@@ -31,17 +31,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from synthesis.engine import generate_dataset, read_manifest  # noqa: E402
-from synthesis.spec import DomainSpec, load_domain  # noqa: E402
-from synthesis.spec import generators as g  # noqa: E402
+from benchforge.synthesis.engine import generate_dataset, read_manifest  # noqa: E402
+from benchforge.synthesis.spec import DomainSpec, load_domain  # noqa: E402
+from benchforge.synthesis.spec import generators as g  # noqa: E402
 
 TARGETS = {"faker": 100.0, "floor": 0.2, "rss": 2.0}
 
 
 def child(scale: float, out: Path, seed: int, mode: str) -> None:
     """Runs one generation in this (fresh) process and prints JSON figures."""
-    from synthesis.engine import pools
-    from synthesis.engine.generate import generate_without_outputs
+    from benchforge.synthesis.engine import pools
+    from benchforge.synthesis.engine.generate import generate_without_outputs
 
     spec = load_domain("crm")
     t0 = time.perf_counter()
@@ -141,7 +141,7 @@ class FakerRowGenerator:
         return None
 
     def run(self, sample_total: int) -> tuple[int, float]:
-        from synthesis.engine.columns import topological_columns
+        from benchforge.synthesis.engine.columns import topological_columns
 
         total = sum(self.rows.values())
         done, t0 = 0, time.perf_counter()

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from benchforge.errors import BenchforgeError
-from evaluation.dbt.runner import DbtInvocation, NodeResult, run_dbt
+from benchforge.core.errors import BenchforgeError
+from benchforge.evaluation.dbt.runner import DbtInvocation, NodeResult, run_dbt
 
 GOLD_DB = "gold.duckdb"
 REPO_SUFFIXES = {".sql", ".yml", ".yaml", ".md", ".csv", ".py"}

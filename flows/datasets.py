@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from benchforge.artifacts import open_store
-from benchforge.errors import BenchforgeError
-from benchforge.heldout import heldout_secret, heldout_seed
-from benchforge.settings import load_settings
-from flows.synthesize import default_dataset_location, synthesize
-from synthesis.dataset import RECORD
+from benchforge.core.artifacts import open_store
+from benchforge.core.errors import BenchforgeError
+from benchforge.core.heldout import heldout_secret, heldout_seed
+from benchforge.core.settings import load_settings
+from benchforge.flows.synthesize import default_dataset_location, synthesize
+from benchforge.synthesis.dataset import RECORD
 
 
 def local_dataset(domain: str, dataset: str | None, scratch: Path, scale: float = 1.0,
@@ -23,7 +23,7 @@ def local_dataset(domain: str, dataset: str | None, scratch: Path, scale: float 
 
 def heldout_dataset(domain: str, scratch: Path, scale: float, visible_seed: int) -> Path:
     """The held-out dataset of (domain, scale, visible seed): same spec and scale, a seed derived
-    from the held-out secret (:mod:`benchforge.heldout`); synthesized once, then reused. Its
+    from the held-out secret (:mod:`benchforge.core.heldout`); synthesized once, then reused. Its
     location names a digest, not the seed."""
     settings = load_settings()
     seed = heldout_seed(heldout_secret(settings), domain, scale, visible_seed)

@@ -8,18 +8,18 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
-from benchforge.artifacts import open_store
-from benchforge.settings import load_settings
-from evaluation.gold import (
+from benchforge.core.artifacts import open_store
+from benchforge.core.catalogue import catalogue
+from benchforge.core.settings import load_settings
+from benchforge.evaluation.gold import (
     GoldBuild,
     dataset_version,
     repo_version,
 )
-from evaluation.gold import (
+from benchforge.evaluation.gold import (
     build_gold as build_gold_library,
 )
-from evaluation.tasks.loader import PROJECT_ROOT
-from flows.datasets import local_dataset
+from benchforge.flows.datasets import local_dataset
 
 
 def gold_key(domain: str, dataset_dir: Path, repo: Path) -> str:
@@ -51,7 +51,7 @@ def build_gold(domain: str = "crm", dataset: str | None = None, repo: str | None
         repo: a dbt project folder; default dbt_projects/DOMAIN.
     """
     logger = get_run_logger()
-    repo_dir = Path(repo) if repo else PROJECT_ROOT / "dbt_projects" / domain
+    repo_dir = Path(repo) if repo else catalogue().repo(domain)
     with tempfile.TemporaryDirectory(prefix="benchforge-gold-") as tmp:
         dataset_dir = local_dataset(domain, dataset, Path(tmp) / "dataset")
         key = gold_key(domain, dataset_dir, repo_dir)

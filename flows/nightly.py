@@ -16,19 +16,14 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
-from agents.protocol import AgentLimits
-from agents.registry import AgentSpelling
-from agents.runs.identity import check_rerun, run_identity
-from agents.runs.models import LlmOptions
-from agents.runs.preflight import check_request
-from agents.runs.store import RunStore
-from benchforge.artifacts import open_store
-from benchforge.settings import load_settings
-from evaluation.tasks.loader import PROJECT_ROOT
-from flows.defaults import NIGHTLY_AGENTS, NIGHTLY_SUITES, nightly_models
-from flows.gold import build_gold, gold_key
-from flows.report import ReportSummary, artifact_key, publish_report
-from flows.runs import (
+from benchforge.agents.protocol import AgentLimits
+from benchforge.agents.registry import AgentSpelling
+from benchforge.core.artifacts import open_store
+from benchforge.core.settings import load_settings
+from benchforge.flows.defaults import NIGHTLY_AGENTS, NIGHTLY_SUITES, nightly_models
+from benchforge.flows.gold import build_gold, gold_key
+from benchforge.flows.report import ReportSummary, artifact_key, publish_report
+from benchforge.flows.runs import (
     RunId,
     RunSummary,
     ScoreSummary,
@@ -38,7 +33,11 @@ from flows.runs import (
     score_run,
     work_root,
 )
-from flows.tasks import verify_tasks
+from benchforge.flows.tasks import verify_tasks
+from benchforge.harness.identity import check_rerun, run_identity
+from benchforge.harness.models import LlmOptions
+from benchforge.harness.preflight import check_request
+from benchforge.harness.store import RunStore
 
 
 class NightlyResult(BaseModel):
@@ -145,7 +144,7 @@ def nightly(
             continue
         folder = dataset_dirs[loaded.key]
         by_domain[domain] = folder
-        key = gold_key(domain, Path(folder), PROJECT_ROOT / loaded.spec.repo)
+        key = gold_key(domain, Path(folder), loaded.repo)
         gold[domain] = (
             store.uri(key)
             if store.exists(f"{key}/build.json")

@@ -9,11 +9,11 @@ from __future__ import annotations
 from prefect import flow
 from pydantic import BaseModel
 
-from benchforge.errors import ConfigError
-from flows.gold import build_gold
-from flows.synthesize import Scale, Seed, synthesize
-from synthesis.dataset import DatasetRecord
-from synthesis.spec.loader import shipped_domains
+from benchforge.core.errors import ConfigError
+from benchforge.flows.gold import build_gold
+from benchforge.flows.synthesize import Scale, Seed, synthesize
+from benchforge.synthesis.dataset import DatasetRecord
+from benchforge.synthesis.spec.loader import shipped_domains
 
 
 class DomainResult(BaseModel):

@@ -14,11 +14,11 @@ from prefect import flow
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
 from pydantic import BaseModel
 
-from agents.runs.store import RunStore
-from benchforge.artifacts import open_store
-from benchforge.errors import BenchforgeError
-from benchforge.settings import load_settings
-from evaluation.leaderboard import build_leaderboard, to_html, to_json, to_markdown
+from benchforge.core.artifacts import open_store
+from benchforge.core.errors import BenchforgeError
+from benchforge.core.settings import load_settings
+from benchforge.evaluation.leaderboard import build_leaderboard, to_html, to_json, to_markdown
+from benchforge.harness.store import RunStore
 
 
 class ReportSummary(BaseModel):

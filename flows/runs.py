@@ -27,25 +27,26 @@ from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 from pydantic import BaseModel, Field
 
-from agents.llm import LlmConfig
-from agents.mock_llm import MockServerConfig, run_server
-from agents.protocol import AgentLimits
-from agents.registry import AgentSpelling
-from agents.runs.chunk import ChunkJob, execute_chunk
-from agents.runs.identity import check_rerun, run_identity
-from agents.runs.matrix import chunked, expand
-from agents.runs.models import ChunkSummary, LlmOptions, RunSpec, TrialPlan
-from agents.runs.preflight import check_request, suite_tasks
-from agents.runs.scoring import GoldCache, ScoreMemo, score_trial
-from agents.runs.store import RunStore
-from benchforge import progress
-from benchforge.artifacts import open_store
-from benchforge.errors import BenchforgeError
-from benchforge.sandbox import Isolation, default_backend
-from benchforge.settings import BenchforgeSettings, load_settings
-from evaluation.tasks import LoadedTask
-from evaluation.tasks.loader import PROJECT_ROOT, load_task
-from flows.datasets import heldout_dataset, local_dataset
+from benchforge.agents.llm import LlmConfig
+from benchforge.agents.mock_llm import MockServerConfig, run_server
+from benchforge.agents.protocol import AgentLimits
+from benchforge.agents.registry import AgentSpelling
+from benchforge.core import progress
+from benchforge.core.artifacts import open_store
+from benchforge.core.catalogue import catalogue
+from benchforge.core.errors import BenchforgeError
+from benchforge.core.sandbox import Isolation, default_backend
+from benchforge.core.settings import BenchforgeSettings, load_settings
+from benchforge.evaluation.tasks import LoadedTask
+from benchforge.evaluation.tasks.loader import load_task
+from benchforge.flows.datasets import heldout_dataset, local_dataset
+from benchforge.harness.chunk import ChunkJob, execute_chunk
+from benchforge.harness.identity import check_rerun, run_identity
+from benchforge.harness.matrix import chunked, expand
+from benchforge.harness.models import ChunkSummary, LlmOptions, RunSpec, TrialPlan
+from benchforge.harness.preflight import check_request, suite_tasks
+from benchforge.harness.scoring import GoldCache, ScoreMemo, score_trial
+from benchforge.harness.store import RunStore
 
 __all__ = ["run_suite", "score_run", "suite_tasks"]
 
@@ -99,11 +100,11 @@ def work_root(settings: BenchforgeSettings) -> Path:
 def hidden_paths(settings: BenchforgeSettings, tasks: list[LoadedTask], work: Path) -> list[str]:
     """Masked in every sandbox: artifacts, scratch (gold builds, other trials' workspaces),
     the gold repositories and the task folders (overlays, hidden checks)."""
-    paths = {work, PROJECT_ROOT / "dbt_projects", PROJECT_ROOT / "task_specs"}
+    paths = {work, *catalogue(settings).protected()}
     if not settings.artifact_root.startswith("s3://"):
         paths.add(Path(settings.artifact_root).resolve())
     for loaded in tasks:
-        paths.add((PROJECT_ROOT / loaded.spec.repo).resolve())
+        paths.add(loaded.repo.resolve())
         paths.add(loaded.folder.parent.resolve())
     return sorted(str(p) for p in paths)
 
@@ -454,7 +455,7 @@ def _gold_cache(work: Path) -> GoldCache:
 def _find_task(spec: RunSpec, ident: tuple[str, str, str]) -> LoadedTask:
     suite, task_id, version = ident
     root = Path(spec.tasks_root)
-    root = root if root.is_absolute() else PROJECT_ROOT / root
+    root = catalogue().path(root)
     loaded = load_task(root / suite / task_id)
     if loaded.spec.version != version:
         raise BenchforgeError(

@@ -9,9 +9,9 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from pydantic import Field
 
-from benchforge.progress import emit
-from benchforge.settings import load_settings
-from synthesis.dataset import (
+from benchforge.core.progress import emit
+from benchforge.core.settings import load_settings
+from benchforge.synthesis.dataset import (
     DatasetRecord,
     Target,
     discard,
@@ -20,9 +20,9 @@ from synthesis.dataset import (
     validate_step,
     write_record,
 )
-from synthesis.engine import generate_dataset
-from synthesis.spec import load_domain
-from synthesis.validation import ValidationReport
+from benchforge.synthesis.engine import generate_dataset
+from benchforge.synthesis.spec import load_domain
+from benchforge.synthesis.validation import ValidationReport
 
 Scale = Annotated[float, Field(gt=0, le=1000)]
 Seed = Annotated[int, Field(ge=0)]

@@ -8,15 +8,13 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
-from evaluation.de.hacks import load_hack_catalogue
-from evaluation.de.mutations import load_catalogue
-from evaluation.de.tasks import TaskVerification, verify_task
-from evaluation.tasks import LoadedTask, load_tasks
-from evaluation.tasks.loader import PROJECT_ROOT
-from evaluation.tasks.models import DeArchTask
-from flows.datasets import heldout_dataset, local_dataset
-
-MUTATIONS_DIR = PROJECT_ROOT / "task_specs" / "mutations"
+from benchforge.core.catalogue import catalogue as find_catalogue
+from benchforge.evaluation.de.hacks import load_hack_catalogue
+from benchforge.evaluation.de.mutations import load_catalogue
+from benchforge.evaluation.de.tasks import TaskVerification, verify_task
+from benchforge.evaluation.tasks import LoadedTask, load_tasks
+from benchforge.evaluation.tasks.models import DeArchTask
+from benchforge.flows.datasets import heldout_dataset, local_dataset
 
 
 @task(name="verify-task")
@@ -28,7 +26,7 @@ def verify_one(
     hacks: bool = True,
     visible_dataset: str | None = None,
 ) -> TaskVerification:
-    catalogue_path = MUTATIONS_DIR / f"{loaded.spec.domain}.yaml"
+    catalogue_path = find_catalogue().mutations_dir / f"{loaded.spec.domain}.yaml"
     catalogue = load_catalogue(catalogue_path) if mutations and catalogue_path.exists() else None
     hack_catalogue = load_hack_catalogue() if hacks else None
     visible = Path(visible_dataset) if visible_dataset else None
@@ -62,7 +60,7 @@ def verify_tasks(
     """
     logger = get_run_logger()
     overrides = datasets or {}
-    root_path = Path(path) if Path(path).is_absolute() else PROJECT_ROOT / path
+    root_path = find_catalogue().path(path)
     tasks = [t for t in load_tasks(root_path) if not isinstance(t.spec, DeArchTask)]
     with tempfile.TemporaryDirectory(prefix="benchforge-verify-") as tmp:
         root = Path(work) if work else Path(tmp)

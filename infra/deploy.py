@@ -1,6 +1,7 @@
-"""Deployments of Benchforge's flows: ``python -m infra.deploy`` serves them from one process;
-``python -m infra.deploy --work-pool NAME`` registers them on a work pool instead, for workers
-(``prefect worker start --pool NAME``) to run (infra/README.md: the production topology).
+"""Deployments of Benchforge's flows: ``python -m benchforge.infra.deploy`` serves them from
+one process; ``python -m benchforge.infra.deploy --work-pool NAME`` registers them on a work pool
+instead, for workers (``prefect worker start --pool NAME``) to run
+(infra/README.md: the production topology).
 
     nightly-eval      nightly() every day at 02:00 UTC (mutation checks included)
     verify-all-tasks  verify_tasks() of every shipped suite, mutations and reward hacks
@@ -37,11 +38,11 @@ from prefect.schedules import Cron
 from prefect.utilities.callables import ParameterSchema
 from pydantic import ConfigDict
 
-from flows.nightly import nightly
-from flows.pipeline import pipeline
-from flows.report import report
-from flows.runs import run_suite, score_run
-from flows.tasks import verify_tasks
+from benchforge.flows.nightly import nightly
+from benchforge.flows.pipeline import pipeline
+from benchforge.flows.report import report
+from benchforge.flows.runs import run_suite, score_run
+from benchforge.flows.tasks import verify_tasks
 
 NIGHTLY_CRON = "0 2 * * *"
 REBUILD_CRON = "0 1 * * 0"

@@ -5,7 +5,7 @@ SECONDS=0
 trap 'echo "== test command: $((SECONDS / 60)) min $((SECONDS % 60)) s (budget: 45 min)"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh"
 echo "== ruff" && ruff check . && ruff format --check .
-echo "== mypy" && mypy benchforge synthesis evaluation agents flows
+echo "== mypy" && mypy
 echo "== import-linter" && lint-imports
 bash scripts/_chromium.sh || echo "no chromium: tests/test_view.py will fail" >&2  # for test_view.py
 # Two workers, each test file on one of them (module fixtures such as the README's work

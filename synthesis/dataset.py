@@ -17,12 +17,17 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from benchforge.artifacts import open_store
-from benchforge.errors import BenchforgeError
-from benchforge.settings import BenchforgeSettings, load_settings
-from synthesis.engine import GenerationManifest, ProgressEvent, generate_dataset, read_manifest
-from synthesis.spec import DomainSpec, load_domain
-from synthesis.validation.report import ValidationReport
+from benchforge.core.artifacts import open_store
+from benchforge.core.errors import BenchforgeError
+from benchforge.core.settings import BenchforgeSettings, load_settings
+from benchforge.synthesis.engine import (
+    GenerationManifest,
+    ProgressEvent,
+    generate_dataset,
+    read_manifest,
+)
+from benchforge.synthesis.spec import DomainSpec, load_domain
+from benchforge.synthesis.validation.report import ValidationReport
 
 RECORD = "dataset.json"
 VALIDATION_DIR = "validation"
@@ -83,7 +88,7 @@ def prepare_target(out: str) -> Target:
 
 def validate_step(spec: DomainSpec, staging: Path) -> ValidationReport:
     """Runs the expectation suite; Data Docs and results land in ``staging/validation``."""
-    from synthesis.validation import validate_dataset
+    from benchforge.synthesis.validation import validate_dataset
 
     report = validate_dataset(spec, staging, docs_dir=staging / VALIDATION_DIR)
     return report

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.protocol import AgentOutcome, TaskEnvironment
-from agents.tools.de import ensure_dev_database, sandbox_request
+from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
+from benchforge.agents.tools.de import ensure_dev_database, sandbox_request
 
 
 class CommandAgentConfig(BaseModel):

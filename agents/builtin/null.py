@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from agents.protocol import AgentOutcome, TaskEnvironment
+from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
 
 
 class NullConfig(BaseModel):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from agents.protocol import AgentOutcome, TaskEnvironment, TrialKey
+from benchforge.agents.protocol import AgentOutcome, TaskEnvironment, TrialKey
 
 SolutionProvider = Callable[[TrialKey], Path | None]
 """The folder to copy over ``workspace/repo`` for a trial, or None: no reference solution."""

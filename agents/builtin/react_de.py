@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.llm import LlmRequestError, LlmResponse
-from agents.llm.errors import LlmError
-from agents.protocol import AgentOutcome, TaskEnvironment
-from agents.tools.de import DeToolbox, ToolOutcome
+from benchforge.agents.llm import LlmRequestError, LlmResponse
+from benchforge.agents.llm.errors import LlmError
+from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
+from benchforge.agents.tools.de import DeToolbox, ToolOutcome
 
 SYSTEM_PROMPT = """You are a data engineer working in a sandboxed workspace with a dbt-duckdb \
 project under repo/ (profile `benchforge`; your development database is a copy of the raw \

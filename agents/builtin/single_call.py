@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from agents.builtin.react_de import model_step
-from agents.protocol import AgentOutcome, TaskEnvironment
+from benchforge.agents.builtin.react_de import model_step
+from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
 
 
 class SingleCallConfig(BaseModel):

@@ -7,13 +7,13 @@ limits, response cache, token and cost accounting.
         reply.content, reply.tool_calls, reply.record.cost_usd
 """
 
-from agents.llm.cache import ResponseCache
-from agents.llm.client import LlmClient, SyncLlmClient, retry_after_seconds
-from agents.llm.config import OPENAI_DEFAULT_BASE_URL, LlmConfig
-from agents.llm.errors import LlmError, LlmInfrastructureError, LlmRequestError
-from agents.llm.limits import ModelLimiter, SharedSemaphore, TokenBucket, limiter_for
-from agents.llm.prices import ModelPrice, PriceTable, load_price_table
-from agents.llm.records import (
+from benchforge.agents.llm.cache import ResponseCache
+from benchforge.agents.llm.client import LlmClient, SyncLlmClient, retry_after_seconds
+from benchforge.agents.llm.config import OPENAI_DEFAULT_BASE_URL, LlmConfig
+from benchforge.agents.llm.errors import LlmError, LlmInfrastructureError, LlmRequestError
+from benchforge.agents.llm.limits import ModelLimiter, SharedSemaphore, TokenBucket, limiter_for
+from benchforge.agents.llm.prices import ModelPrice, PriceTable, load_price_table
+from benchforge.agents.llm.records import (
     MOCK_FINGERPRINT,
     LlmCallRecord,
     LlmLedger,

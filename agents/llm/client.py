@@ -25,13 +25,19 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
-from agents.llm.cache import ResponseCache, cache_key, cache_key_payload
-from agents.llm.config import LlmConfig
-from agents.llm.errors import LlmError, LlmInfrastructureError, LlmRequestError
-from agents.llm.limits import ModelLimiter, limiter_for
-from agents.llm.prices import PriceTable, load_price_table
-from agents.llm.records import LlmCallRecord, LlmLedger, LlmResponse, LlmToolCall, LlmUsage
-from benchforge.errors import ConfigError
+from benchforge.agents.llm.cache import ResponseCache, cache_key, cache_key_payload
+from benchforge.agents.llm.config import LlmConfig
+from benchforge.agents.llm.errors import LlmError, LlmInfrastructureError, LlmRequestError
+from benchforge.agents.llm.limits import ModelLimiter, limiter_for
+from benchforge.agents.llm.prices import PriceTable, load_price_table
+from benchforge.agents.llm.records import (
+    LlmCallRecord,
+    LlmLedger,
+    LlmResponse,
+    LlmToolCall,
+    LlmUsage,
+)
+from benchforge.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

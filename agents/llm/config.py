@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from benchforge.settings import BenchforgeSettings
+from benchforge.core.settings import BenchforgeSettings
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 

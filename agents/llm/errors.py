@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from benchforge.errors import BenchforgeError
+from benchforge.core.errors import BenchforgeError
 
 if TYPE_CHECKING:
-    from agents.llm.records import LlmCallRecord
+    from benchforge.agents.llm.records import LlmCallRecord
 
 
 class LlmError(BenchforgeError):

@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from benchforge.errors import ConfigError
+from benchforge.core.errors import ConfigError
 
 
 class SharedSemaphore:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from benchforge.errors import ConfigError
-from benchforge.yamlio import read_yaml
+from benchforge.core.errors import ConfigError
+from benchforge.core.yamlio import read_yaml
 
 
 class ModelPrice(BaseModel):
@@ -75,7 +75,9 @@ def load_price_table(path: Path | None = None) -> PriceTable:
 
 @lru_cache(maxsize=1)
 def _default_price_table() -> PriceTable:
-    text = resources.files("agents.llm").joinpath("prices.yaml").read_text(encoding="utf-8")
+    text = (
+        resources.files("benchforge.agents.llm").joinpath("prices.yaml").read_text(encoding="utf-8")
+    )
     return _parse(text, "agents/llm/prices.yaml")
 
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 MOCK_FINGERPRINT = "benchforge-mock"
-"""``system_fingerprint`` of every answer from ``agents.mock_llm``."""
+"""``system_fingerprint`` of every answer from ``benchforge.agents.mock_llm``."""
 
 
 class LlmToolCall(BaseModel):

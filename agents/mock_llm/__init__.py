@@ -12,8 +12,14 @@ Scripts come from ``agents/mock_llm/scripts/*.yaml`` (shipped, loaded by default
 ``config``).
 """
 
-from agents.mock_llm.app import MOCK_FINGERPRINT, MOCK_HEADER, MockState, MockStats, create_app
-from agents.mock_llm.config import (
+from benchforge.agents.mock_llm.app import (
+    MOCK_FINGERPRINT,
+    MOCK_HEADER,
+    MockState,
+    MockStats,
+    create_app,
+)
+from benchforge.agents.mock_llm.config import (
     BUILTIN_SCRIPTS_DIR,
     PROJECT_ROOT,
     FaultConfig,
@@ -28,8 +34,13 @@ from agents.mock_llm.config import (
     load_script,
     load_scripts_dir,
 )
-from agents.mock_llm.faults import FAULT_HEADER, FaultDecision, FaultPlanner, parse_fault_header
-from agents.mock_llm.policies import (
+from benchforge.agents.mock_llm.faults import (
+    FAULT_HEADER,
+    FaultDecision,
+    FaultPlanner,
+    parse_fault_header,
+)
+from benchforge.agents.mock_llm.policies import (
     EchoPolicy,
     Policy,
     PolicyError,
@@ -40,7 +51,7 @@ from agents.mock_llm.policies import (
     ScriptedPolicy,
     ToolSequencePolicy,
 )
-from agents.mock_llm.server import (
+from benchforge.agents.mock_llm.server import (
     MockServerHandle,
     add_arguments,
     config_from_args,

@@ -1,5 +1,5 @@
-"""``python -m agents.mock_llm --port 8765``: the mock LLM server in the foreground."""
+"""``python -m benchforge.agents.mock_llm --port 8765``: the mock LLM server in the foreground."""
 
-from agents.mock_llm.server import main
+from benchforge.agents.mock_llm.server import main
 
 raise SystemExit(main())

@@ -21,9 +21,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agents.mock_llm.config import MockServerConfig
-from agents.mock_llm.faults import FAULT_HEADER, FaultDecision, FaultPlanner
-from agents.mock_llm.policies import (
+from benchforge.agents.mock_llm.config import MockServerConfig
+from benchforge.agents.mock_llm.faults import FAULT_HEADER, FaultDecision, FaultPlanner
+from benchforge.agents.mock_llm.policies import (
     Policy,
     PolicyError,
     PolicyReply,

@@ -10,8 +10,9 @@ replaced at load time by the text of the file it names, e.g. in a tool call's ar
           path: repo/models/marts/fct_x.sql
           content: {$file: task_specs/de-x/x-evol-task/gold_v2/models/marts/fct_x.sql}
 
-- ``{$file: PATH}``: a relative PATH is relative to the project root (``PROJECT_ROOT``, the
-  folder holding ``pyproject.toml`` in a source checkout), for scripts that replay authored
+- ``{$file: PATH}``: a relative PATH is relative to the catalogue root (``PROJECT_ROOT``, the
+  installed package's folder holding ``task_specs/`` and ``dbt_projects/``), else to the
+  working directory, for scripts that replay authored
   project files (task specs, fixtures) instead of copying them;
 - ``{$script_file: PATH}``: a relative PATH is relative to the folder of the script file, for
   scripts that travel with their own files.
@@ -39,8 +40,9 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from benchforge.errors import ConfigError
-from benchforge.yamlio import read_yaml
+from benchforge.core.catalogue import PACKAGE_ROOT
+from benchforge.core.errors import ConfigError
+from benchforge.core.yamlio import read_yaml
 
 
 class FaultConfig(BaseModel):
@@ -126,8 +128,10 @@ class ToolSequenceScript(BaseModel):
 MockScript = Annotated[ScriptedScript | ToolSequenceScript, Field(discriminator="policy")]
 Script = ScriptedScript | ToolSequenceScript
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-"""Base of relative ``$file`` references: the source checkout (site-packages when installed)."""
+PROJECT_ROOT = PACKAGE_ROOT
+"""Base of relative ``$file`` references: the catalogue root of the installed package (it holds
+``task_specs/`` and ``dbt_projects/``); a path not found there is taken from the working
+directory (a checkout's test fixtures)."""
 
 BUILTIN_SCRIPTS_DIR = Path(__file__).resolve().parent / "scripts"
 """The scripts shipped with the mock (package data), loaded by default."""
@@ -265,6 +269,8 @@ def _resolve_file_refs(
         )
     base = project_root if key == "$file" else script.parent
     target = base / ref
+    if key == "$file" and not target.exists() and (Path.cwd() / ref).exists():
+        target = Path.cwd() / ref
     try:
         return target.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agents.mock_llm.config import FaultConfig
+from benchforge.agents.mock_llm.config import FaultConfig
 
 FAULT_HEADER = "x-mock-fault"
 

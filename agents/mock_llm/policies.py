@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.mock_llm.config import ScriptedReply, ScriptedScript, ToolSequenceScript
+from benchforge.agents.mock_llm.config import ScriptedReply, ScriptedScript, ToolSequenceScript
 
 SCRIPT_KEY_PATTERN = re.compile(r"mock-script:\s*([A-Za-z0-9_.\-]+)")
 

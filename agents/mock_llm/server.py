@@ -13,10 +13,10 @@ from typing import Self
 
 import uvicorn
 
-from agents.mock_llm.app import MockState, MockStats, create_app
-from agents.mock_llm.config import FaultConfig, MockServerConfig
-from agents.mock_llm.policies import Policy
-from benchforge.errors import BenchforgeError
+from benchforge.agents.mock_llm.app import MockState, MockStats, create_app
+from benchforge.agents.mock_llm.config import FaultConfig, MockServerConfig
+from benchforge.agents.mock_llm.policies import Policy
+from benchforge.core.errors import BenchforgeError
 
 
 class MockServerHandle:
@@ -125,7 +125,8 @@ def run_server(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The mock's options, for ``python -m agents.mock_llm`` and ``benchforge mock-llm``."""
+    """The mock's options, for ``python -m benchforge.agents.mock_llm`` and ``benchforge
+    mock-llm``."""
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument(
@@ -187,7 +188,7 @@ def serve(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m agents.mock_llm",
+        prog="python -m benchforge.agents.mock_llm",
         description="A local OpenAI-compatible chat-completions server with scripted policies "
         "and fault injection, for tests and the offline demo.",
     )

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agents.protocol import TaskEnvironment
-from benchforge.sandbox import SandboxRequest, SandboxResult
+from benchforge.agents.protocol import TaskEnvironment
+from benchforge.core.sandbox import SandboxRequest, SandboxResult
 
 DE_TOOLS = ("bash", "create_file", "edit_file", "run_dbt", "terminate")
 OUTPUT_TAIL = 6000

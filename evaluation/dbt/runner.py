@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from benchforge.errors import BenchforgeError
-from benchforge.sandbox import SandboxBackend, SandboxError, SandboxLimits, SandboxRequest
+from benchforge.core.errors import BenchforgeError
+from benchforge.core.sandbox import SandboxBackend, SandboxError, SandboxLimits, SandboxRequest
 
 PROFILE_TEMPLATE = """benchforge:
   target: dev

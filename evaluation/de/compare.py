@@ -63,7 +63,7 @@ from typing import Any, Literal
 import duckdb
 from pydantic import BaseModel
 
-from benchforge.sql import quote
+from benchforge.core.sql import quote
 
 Family = Literal["number", "text", "boolean", "date", "timestamp", "time", "interval", "other"]
 Status = Literal["match", "missing", "build_error", "schema_mismatch", "data_mismatch"]

@@ -11,9 +11,10 @@ database name the candidate's compiled SQL uses, holding only:
 - models only the candidate has (helpers), from the candidate's own end-to-end build.
 
 Never the node's own gold, a descendant's, or the gold warehouse. The sandboxed worker
-(:mod:`evaluation.de.cs_worker`) then runs each node's compiled SQL, which must be exactly one
-``SELECT`` (parsed by DuckDB), with external access disabled and the configuration locked, and
-stores the result; the scorer compares it with the gold afterwards (:mod:`evaluation.de.scoring`).
+(:mod:`benchforge.evaluation.de.cs_worker`) then runs each node's compiled SQL, which must be
+exactly one ``SELECT`` (parsed by DuckDB), with external access disabled and the configuration
+locked, and stores the result; the scorer compares it with the gold afterwards
+(:mod:`benchforge.evaluation.de.scoring`).
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ from pathlib import Path
 import duckdb
 from pydantic import BaseModel
 
-from benchforge.sandbox import SandboxBackend, SandboxError, SandboxLimits, SandboxRequest
-from benchforge.sandbox.models import Isolation
-from benchforge.sql import qualified, quote
-from evaluation.dbt.manifest import DbtManifest, ModelNode
-from evaluation.de import cs_worker
+from benchforge.core.sandbox import SandboxBackend, SandboxError, SandboxLimits, SandboxRequest
+from benchforge.core.sandbox.models import Isolation
+from benchforge.core.sql import qualified, quote
+from benchforge.evaluation.dbt.manifest import DbtManifest, ModelNode
+from benchforge.evaluation.de import cs_worker
 
 WORKER_SOURCE = Path(cs_worker.__file__).read_text()
 GOLD_DB_NAME = "gold.duckdb"

@@ -36,21 +36,21 @@ import duckdb
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, model_validator
 
-from benchforge.errors import BenchforgeError
-from benchforge.sql import qualified, quote
-from benchforge.yamlio import read_yaml
-from evaluation.dbt.manifest import DbtManifest, ModelNode, load_manifest
-from evaluation.de.mutations import PredictedScore
-from evaluation.de.scoring import DeScore
-from evaluation.gold import GOLD_DB
-from evaluation.tasks.loader import PROJECT_ROOT
+from benchforge.core.catalogue import PACKAGE_ROOT
+from benchforge.core.errors import BenchforgeError
+from benchforge.core.sql import qualified, quote
+from benchforge.core.yamlio import read_yaml
+from benchforge.evaluation.dbt.manifest import DbtManifest, ModelNode, load_manifest
+from benchforge.evaluation.de.mutations import PredictedScore
+from benchforge.evaluation.de.scoring import DeScore
+from benchforge.evaluation.gold import GOLD_DB
 
 if TYPE_CHECKING:
-    from benchforge.sandbox import SandboxBackend
-    from evaluation.de.tasks import TaskGold
-    from evaluation.tasks.models import LoadedTask
+    from benchforge.core.sandbox import SandboxBackend
+    from benchforge.evaluation.de.tasks import TaskGold
+    from benchforge.evaluation.tasks.models import LoadedTask
 
-HACKS_DIR = PROJECT_ROOT / "task_specs" / "hacks"
+HACKS_DIR = PACKAGE_ROOT / "task_specs" / "hacks"
 DEFAULT_CATALOGUE = HACKS_DIR / "catalogue.yaml"
 PAYLOAD = HACKS_DIR / "payloads" / "steal.py"
 FIND_MACROS = HACKS_DIR / "payloads" / "find_gold.sql"
@@ -892,7 +892,7 @@ def check_catalogue(
     (``benchforge task verify``); ``heldout``: ``dataset_dir`` is a held-out seed, and
     ``visible`` the gold of the dataset the agent sees, which the hacks are built from (an
     agent can compute answers on the data it sees, never on the held-out seed)."""
-    from evaluation.de.tasks import score_task
+    from benchforge.evaluation.de.tasks import score_task
 
     catalogue = catalogue or load_hack_catalogue()
     manifest = load_manifest(gold.gold_folder / "manifest.json")
@@ -944,5 +944,6 @@ def hack_agent_configs(dest: Path, env: dict[str, str] | None = None) -> list[Pa
 
 
 def _resolve(part: str) -> str:
-    candidate = PROJECT_ROOT / part
-    return str(candidate) if not part.startswith("/") and candidate.exists() else part
+    # Resolved: the sandbox binds an exposure at its real path, not through the links.
+    candidate = PACKAGE_ROOT / part
+    return str(candidate.resolve()) if not part.startswith("/") and candidate.exists() else part

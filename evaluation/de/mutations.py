@@ -13,12 +13,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchforge.errors import BenchforgeError
-from benchforge.yamlio import read_yaml
-from evaluation.dbt.manifest import DbtManifest
-from evaluation.de.compare import NodeComparison
-from evaluation.de.scoring import NodeScore, layered_score
-from evaluation.tasks.models import DeScoring
+from benchforge.core.errors import BenchforgeError
+from benchforge.core.yamlio import read_yaml
+from benchforge.evaluation.dbt.manifest import DbtManifest
+from benchforge.evaluation.de.compare import NodeComparison
+from benchforge.evaluation.de.scoring import NodeScore, layered_score
+from benchforge.evaluation.tasks.models import DeScoring
 
 MutationKind = Literal[
     "wrong_join_key", "dropped_filter", "wrong_grain", "off_by_one_window", "renamed_column",

@@ -1,8 +1,8 @@
 """Execution scoring of a candidate dbt repository against a gold build: CS, CFS and SR.
 
 - CS (component score): every candidate model is run alone, in the sandbox, on a fresh database
-  holding only its gold parents and the raw tables it reads (:mod:`evaluation.de.component`),
-  and its result compared with the gold.
+  holding only its gold parents and the raw tables it reads
+  (:mod:`benchforge.evaluation.de.component`), and its result compared with the gold.
 - CFS (cascading failure score): the candidate repository is built end to end on a fresh copy
   of the raw data; a node scores only if it and every gold ancestor of it match.
 - SR (success rate): 100 when every weighted node matches in the end-to-end build, else 0.
@@ -25,22 +25,22 @@ from typing import Literal
 import duckdb
 from pydantic import BaseModel
 
-from benchforge.errors import BenchforgeError
-from benchforge.sandbox import Isolation, ProcessBackend, SandboxBackend, default_backend
-from benchforge.sql import qualified
-from evaluation.dbt.manifest import DbtManifest, ModelNode, load_manifest
-from evaluation.dbt.runner import DbtInvocation, DbtRunError, NodeResult, run_dbt
-from evaluation.de.compare import NodeComparison, Status, compare_relations
-from evaluation.de.component import (
+from benchforge.core.errors import BenchforgeError
+from benchforge.core.sandbox import Isolation, ProcessBackend, SandboxBackend, default_backend
+from benchforge.core.sql import qualified
+from benchforge.evaluation.dbt.manifest import DbtManifest, ModelNode, load_manifest
+from benchforge.evaluation.dbt.runner import DbtInvocation, DbtRunError, NodeResult, run_dbt
+from benchforge.evaluation.de.compare import NodeComparison, Status, compare_relations
+from benchforge.evaluation.de.component import (
     ComponentOutcome,
     ComponentRun,
     freeze_candidate,
     run_components,
     views_in,
 )
-from evaluation.de.cs_worker import RESULT_TABLE
-from evaluation.gold import GOLD_DB, copy_warehouse
-from evaluation.tasks.models import DeScoring
+from benchforge.evaluation.de.cs_worker import RESULT_TABLE
+from benchforge.evaluation.gold import GOLD_DB, copy_warehouse
+from benchforge.evaluation.tasks.models import DeScoring
 
 CANDIDATE_DB = "cand.duckdb"
 CS_DB = "compare.duckdb"
@@ -299,7 +299,7 @@ def _with_compiled(manifest: DbtManifest, compile_dir: Path) -> DbtManifest:
 
 
 def _profiles(work_dir: Path) -> Path:
-    from evaluation.dbt.runner import write_profile
+    from benchforge.evaluation.dbt.runner import write_profile
 
     return write_profile(work_dir / "profiles")
 

@@ -8,15 +8,25 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from benchforge.sandbox import SandboxBackend
-from evaluation.dbt.manifest import load_manifest
-from evaluation.de.hacks import HackCatalogue, HackCheck, check_catalogue
-from evaluation.de.mutations import MutationCatalogue, PredictedScore, apply_mutation, predict
-from evaluation.de.scoring import DeScore, score_candidate
-from evaluation.gold import build_gold, dataset_version, repo_version
-from evaluation.tasks.loader import PROJECT_ROOT
-from evaluation.tasks.materials import apply_overlay, copy_repo, make_skeleton
-from evaluation.tasks.models import DeArchTask, DeEvolTask, DeImplTask, DeScoring, LoadedTask
+from benchforge.core.sandbox import SandboxBackend
+from benchforge.evaluation.dbt.manifest import load_manifest
+from benchforge.evaluation.de.hacks import HackCatalogue, HackCheck, check_catalogue
+from benchforge.evaluation.de.mutations import (
+    MutationCatalogue,
+    PredictedScore,
+    apply_mutation,
+    predict,
+)
+from benchforge.evaluation.de.scoring import DeScore, score_candidate
+from benchforge.evaluation.gold import build_gold, dataset_version, repo_version
+from benchforge.evaluation.tasks.materials import apply_overlay, copy_repo, make_skeleton
+from benchforge.evaluation.tasks.models import (
+    DeArchTask,
+    DeEvolTask,
+    DeImplTask,
+    DeScoring,
+    LoadedTask,
+)
 
 
 class TaskGold(BaseModel):
@@ -55,7 +65,7 @@ def _normalized(sql: str) -> str:
 def prepare_gold(task: LoadedTask, dataset_dir: Path, work: Path) -> TaskGold:
     """Builds (or reuses) the gold builds a task needs, under ``work``."""
     spec = task.spec
-    repo = PROJECT_ROOT / spec.repo
+    repo = task.repo
     cache = work / "gold"
     if isinstance(spec, DeImplTask):
         folder = gold_cache(cache, spec.domain, repo, dataset_dir)
@@ -91,7 +101,7 @@ def score_task(task: LoadedTask, candidate: Path, gold: TaskGold, dataset_dir: P
 def workspace(task: LoadedTask, gold_folder: Path | None, dest: Path) -> Path:
     """What the agent receives: a repository to work in plus the task's documents."""
     spec = task.spec
-    repo = PROJECT_ROOT / spec.repo
+    repo = task.repo
     if isinstance(spec, DeImplTask):
         make_skeleton(repo, dest / "repo")
         shutil.copyfile(task.file(spec.contract), dest / "data_contract.yaml")
@@ -154,7 +164,7 @@ def verify_task(task: LoadedTask, dataset_dir: Path, work: Path,
                               empty=empty_score)  # fmt: skip
     spec = task.spec
     if isinstance(spec, DeEvolTask) and spec.base_version is not None:
-        current = repo_version(PROJECT_ROOT / spec.repo)
+        current = repo_version(task.repo)
         if current != spec.base_version:
             result.problems.append(
                 f"{spec.repo} changed since the gold_v2 overlay was authored "

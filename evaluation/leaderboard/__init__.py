@@ -5,8 +5,8 @@ balanced means, pass@k, bootstrap CIs, infra errors and unscored trials listed a
 ``to_markdown``, ``to_html`` and ``to_json`` render it. No Prefect here: flows call these.
 """
 
-from evaluation.leaderboard.aggregate import build_leaderboard
-from evaluation.leaderboard.models import (
+from benchforge.evaluation.leaderboard.aggregate import build_leaderboard
+from benchforge.evaluation.leaderboard.models import (
     Leaderboard,
     LeaderboardRow,
     TaskCell,
@@ -14,9 +14,9 @@ from evaluation.leaderboard.models import (
     TrialIssue,
     row_label,
 )
-from evaluation.leaderboard.records import ScoreStatus, TrialScore
-from evaluation.leaderboard.render import to_html, to_json, to_markdown
-from evaluation.leaderboard.stats import bootstrap_mean_ci, pass_at_k
+from benchforge.evaluation.leaderboard.records import ScoreStatus, TrialScore
+from benchforge.evaluation.leaderboard.render import to_html, to_json, to_markdown
+from benchforge.evaluation.leaderboard.stats import bootstrap_mean_ci, pass_at_k
 
 __all__ = [
     "Leaderboard",

@@ -25,15 +25,15 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from evaluation.leaderboard.models import (
+from benchforge.evaluation.leaderboard.models import (
     Leaderboard,
     LeaderboardRow,
     TaskCell,
     TaskResult,
     TrialIssue,
 )
-from evaluation.leaderboard.records import TrialScore
-from evaluation.leaderboard.stats import bootstrap_mean_ci, mean, pass_at_k
+from benchforge.evaluation.leaderboard.records import TrialScore
+from benchforge.evaluation.leaderboard.stats import bootstrap_mean_ci, mean, pass_at_k
 
 CI_LEVEL = 0.95
 BOOTSTRAP_RESAMPLES = 1000

@@ -7,7 +7,7 @@ percentages; a missing value is an em dash, never 0. Costs are written without a
 
 from __future__ import annotations
 
-from evaluation.leaderboard.models import Leaderboard, LeaderboardRow
+from benchforge.evaluation.leaderboard.models import Leaderboard, LeaderboardRow
 
 MISSING = "—"
 MOCK_HEADLINE = "MOCK LLM: these scores do not measure a real model"

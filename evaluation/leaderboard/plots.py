@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from html import escape
 
-from evaluation.leaderboard import formatting as fmt
-from evaluation.leaderboard.models import Leaderboard
+from benchforge.evaluation.leaderboard import formatting as fmt
+from benchforge.evaluation.leaderboard.models import Leaderboard
 
 SVG_NS = "http://www.w3.org/2000/svg"
 FONT_PX = 12

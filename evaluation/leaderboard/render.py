@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass
 from html import escape
 
-from evaluation.leaderboard import formatting as fmt
-from evaluation.leaderboard import plots
-from evaluation.leaderboard.models import Leaderboard, TrialIssue
+from benchforge.evaluation.leaderboard import formatting as fmt
+from benchforge.evaluation.leaderboard import plots
+from benchforge.evaluation.leaderboard.models import Leaderboard, TrialIssue
 
 MD_DETAIL_CHARS = 500  # markdown tables truncate long details; HTML and JSON keep them whole
 

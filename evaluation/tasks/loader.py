@@ -8,12 +8,17 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from benchforge.errors import BenchforgeError
-from benchforge.yamlio import read_yaml
-from evaluation.tasks.models import DeArchTask, DeEvolTask, DeImplTask, LoadedTask, TaskSpec
+from benchforge.core.errors import BenchforgeError
+from benchforge.core.yamlio import read_yaml
+from benchforge.evaluation.tasks.models import (
+    DeArchTask,
+    DeEvolTask,
+    DeImplTask,
+    LoadedTask,
+    TaskSpec,
+)
 
 TASK_FILE = "task.yaml"
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 _ADAPTER: TypeAdapter[DeImplTask | DeEvolTask | DeArchTask] = TypeAdapter(TaskSpec)
 
 
@@ -34,7 +39,7 @@ def _path(loc: tuple[int | str, ...]) -> str:
 
 
 def load_task(folder: Path) -> LoadedTask:
-    folder = Path(folder)
+    folder = Path(folder).absolute()
     path = folder / TASK_FILE
     try:
         data: Any = read_yaml(path.read_text())
@@ -49,7 +54,7 @@ def load_task(folder: Path) -> LoadedTask:
             (_path(e["loc"]), str(e["msg"]).removeprefix("Value error, ")) for e in err.errors()
         ]
         raise TaskSpecError(path, problems) from None
-    problems = _file_problems(spec, folder)
+    problems = _file_problems(spec, folder, catalogue_root(folder))
     if spec.id != folder.name:
         problems.append(("id", f"'{spec.id}' does not match the folder name '{folder.name}'"))
     if spec.suite != folder.parent.name:
@@ -61,11 +66,17 @@ def load_task(folder: Path) -> LoadedTask:
     return LoadedTask(spec=spec, folder=folder)
 
 
+def catalogue_root(task_folder: Path) -> Path:
+    """The folder holding a task's tasks folder (``<root>/task_specs/<suite>/<task_id>``): a
+    task's ``repo`` is relative to it."""
+    return Path(task_folder).absolute().parents[2]
+
+
 def _file_problems(
-    spec: DeImplTask | DeEvolTask | DeArchTask, folder: Path
+    spec: DeImplTask | DeEvolTask | DeArchTask, folder: Path, root: Path
 ) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
-    if not (PROJECT_ROOT / spec.repo / "dbt_project.yml").is_file():
+    if not (root / spec.repo / "dbt_project.yml").is_file():
         problems.append(("repo", f"'{spec.repo}' is not a dbt project"))
     wanted: dict[str, str | None] = {}
     if isinstance(spec, DeImplTask):
@@ -73,7 +84,7 @@ def _file_problems(
     elif isinstance(spec, DeEvolTask):
         wanted = {"change_request": spec.change_request, "gold_v2": spec.gold_v2}
         for i, removed in enumerate(spec.removed):
-            if not (PROJECT_ROOT / spec.repo / removed).is_file():
+            if not (root / spec.repo / removed).is_file():
                 problems.append((f"removed[{i}]", f"'{removed}' is not a file of {spec.repo}"))
     elif isinstance(spec, DeArchTask):
         wanted = {"requirement": spec.requirement}

@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from benchforge.yamlio import read_yaml
-from evaluation.dbt.manifest import load_manifest
+from benchforge.core.yamlio import read_yaml
+from benchforge.evaluation.dbt.manifest import load_manifest
 
 _IGNORE = shutil.ignore_patterns("target", "logs", "dbt_packages", "__pycache__")
 

@@ -54,7 +54,10 @@ class _TaskBase(_Strict):
     title: str
     domain: str
     dataset: DatasetRef
-    repo: str = Field(description="The gold repository, relative to the project root.")
+    repo: str = Field(
+        description="The gold repository, relative to the folder holding the tasks folder "
+        "(the catalogue root: dbt_projects/<domain> for shipped tasks)."
+    )
     instructions: str = Field(min_length=20, description="What the agent is asked to do.")
     tags: list[str] = Field(default_factory=list)
 
@@ -135,3 +138,9 @@ class LoadedTask(BaseModel):
 
     def file(self, relative: str) -> Path:
         return self.folder / relative
+
+    @property
+    def repo(self) -> Path:
+        """The gold repository: ``spec.repo`` under the folder that holds the task's tasks
+        folder (``<root>/task_specs/<suite>/<task_id>``)."""
+        return self.folder.parents[2] / self.spec.repo

@@ -4,7 +4,7 @@ Usage: ``generate_dataset(spec, scale=1.0, seed=7, out=Path("out/crm"))``. Every
 function of (seed, table, column, row id), generated vectorized in DuckDB in bounded chunks.
 """
 
-from synthesis.engine.generate import (
+from benchforge.synthesis.engine.generate import (
     ANOMALIES,
     MANIFEST,
     PARQUET_DIR,

@@ -13,7 +13,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from synthesis.spec.models import Calendar
+from benchforge.synthesis.spec.models import Calendar
 
 BINS = 1 << 16
 

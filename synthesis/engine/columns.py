@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 
-from synthesis.engine.calendars import BINS
-from synthesis.engine.random import Streams
-from synthesis.engine.sql import literal, quote, value_map_case, weighted_case
-from synthesis.spec.generators import (
+from benchforge.synthesis.engine.calendars import BINS
+from benchforge.synthesis.engine.random import Streams
+from benchforge.synthesis.engine.sql import literal, quote, value_map_case, weighted_case
+from benchforge.synthesis.spec.generators import (
     BooleanGen,
     CategoricalGen,
     ConditionalGen,
@@ -35,7 +35,7 @@ from synthesis.spec.generators import (
     UniformGen,
     ZipfGen,
 )
-from synthesis.spec.models import Column, DomainSpec, Table, generator_dependencies
+from benchforge.synthesis.spec.models import Column, DomainSpec, Table, generator_dependencies
 
 _COPRIME_CANDIDATES = (1_000_003, 1_000_033, 1_000_037, 1_000_039, 1_000_081)
 

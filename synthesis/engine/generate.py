@@ -13,21 +13,21 @@ from pathlib import Path
 import duckdb
 from pydantic import BaseModel
 
-from benchforge.errors import BenchforgeError
-from synthesis.engine.calendars import register_calendar
-from synthesis.engine.columns import BuildContext
-from synthesis.engine.pools import register_pool
-from synthesis.engine.sql import quote
-from synthesis.engine.stress import MANIFEST_COLUMNS, stress_plan
-from synthesis.engine.tables import (
+from benchforge.core.errors import BenchforgeError
+from benchforge.synthesis.engine.calendars import register_calendar
+from benchforge.synthesis.engine.columns import BuildContext
+from benchforge.synthesis.engine.pools import register_pool
+from benchforge.synthesis.engine.sql import quote
+from benchforge.synthesis.engine.stress import MANIFEST_COLUMNS, stress_plan
+from benchforge.synthesis.engine.tables import (
     build_derived_table,
     drop_scd_base,
     materialize,
     plain_table_query,
     scd_table_query,
 )
-from synthesis.spec.generators import FakerGen
-from synthesis.spec.models import DomainSpec, Table
+from benchforge.synthesis.spec.generators import FakerGen
+from benchforge.synthesis.spec.models import DomainSpec, Table
 
 WAREHOUSE = "warehouse.duckdb"
 PARQUET_DIR = "parquet"

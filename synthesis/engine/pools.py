@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from faker import Faker
 
-from synthesis.spec.generators import FakerGen
+from benchforge.synthesis.spec.generators import FakerGen
 
 
 def _cache_dir() -> Path:

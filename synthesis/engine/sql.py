@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchforge.sql import DUCKDB_TYPES, literal, quote
+from benchforge.core.sql import DUCKDB_TYPES, literal, quote
 
 __all__ = ["DUCKDB_TYPES", "literal", "quote", "value_map_case", "weighted_case"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from synthesis.engine.random import Streams
-from synthesis.engine.sql import DUCKDB_TYPES, literal, quote, value_map_case
-from synthesis.spec.models import DomainSpec, Table
-from synthesis.spec.stressors import (
+from benchforge.synthesis.engine.random import Streams
+from benchforge.synthesis.engine.sql import DUCKDB_TYPES, literal, quote, value_map_case
+from benchforge.synthesis.spec.models import DomainSpec, Table
+from benchforge.synthesis.spec.stressors import (
     CurrencyConflict,
     DuplicateCurrent,
     KeyDrift,

@@ -7,11 +7,17 @@ from datetime import datetime
 
 import duckdb
 
-from synthesis.engine.columns import BuildContext, Step, chain, column_steps, topological_columns
-from synthesis.engine.random import Streams
-from synthesis.engine.sql import DUCKDB_TYPES, quote
-from synthesis.spec.generators import ParentGen
-from synthesis.spec.models import Table
+from benchforge.synthesis.engine.columns import (
+    BuildContext,
+    Step,
+    chain,
+    column_steps,
+    topological_columns,
+)
+from benchforge.synthesis.engine.random import Streams
+from benchforge.synthesis.engine.sql import DUCKDB_TYPES, quote
+from benchforge.synthesis.spec.generators import ParentGen
+from benchforge.synthesis.spec.models import Table
 
 # SCD helper columns kept in _gen (stressors need them) and dropped from raw.
 SCD_HIDDEN = ("_entity_rid", "_version", "_versions")

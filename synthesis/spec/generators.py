@@ -1,7 +1,7 @@
 """Column generators of the domain spec: a discriminated union on ``kind``.
 
 Every generator is a pure function of (seed, table, column, row id); the engine compiles each one
-into a vectorized DuckDB SQL expression (see ``synthesis.engine.compile``).
+into a vectorized DuckDB SQL expression (see ``benchforge.synthesis.engine.compile``).
 """
 
 from __future__ import annotations

@@ -10,10 +10,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from benchforge.yamlio import read_yaml
-from synthesis.spec.models import DomainSpec, SpecError
+from benchforge.core.yamlio import read_yaml
+from benchforge.synthesis.spec.models import DomainSpec, SpecError
 
-DOMAINS_PACKAGE = "synthesis.domains"
+DOMAINS_PACKAGE = "benchforge.synthesis.domains"
 SPEC_FILENAME = "domain.yaml"
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from synthesis.spec.generators import (
+from benchforge.synthesis.spec.generators import (
     ConditionalGen,
     DateGen,
     DerivedGen,
@@ -25,7 +25,7 @@ from synthesis.spec.generators import (
     LookupKeyGen,
     ParentGen,
 )
-from synthesis.spec.stressors import (
+from benchforge.synthesis.spec.stressors import (
     CurrencyConflict,
     DuplicateCurrent,
     KeyDrift,

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from synthesis.validation.report import CheckResult, DatasetValidationError, ValidationReport
+from benchforge.synthesis.validation.report import (
+    CheckResult,
+    DatasetValidationError,
+    ValidationReport,
+)
 
 if TYPE_CHECKING:
-    from synthesis.validation.runner import validate_dataset
+    from benchforge.synthesis.validation.runner import validate_dataset
 
 __all__ = ["CheckResult", "DatasetValidationError", "ValidationReport", "validate_dataset"]
 
@@ -21,7 +25,7 @@ def __getattr__(name: str) -> Any:
     # Great Expectations takes seconds to import: loaded when validation runs, not when a
     # dataset record or a report model is read.
     if name == "validate_dataset":
-        from synthesis.validation.runner import validate_dataset
+        from benchforge.synthesis.validation.runner import validate_dataset
 
         return validate_dataset
     raise AttributeError(name)

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from benchforge.errors import BenchforgeError
+from benchforge.core.errors import BenchforgeError
 
 
 class CheckResult(BaseModel):

@@ -32,18 +32,18 @@ from great_expectations.core import ExpectationValidationResult
 from great_expectations.data_context.types.base import ProgressBarsConfig
 from great_expectations.expectations.expectation import Expectation
 
-from synthesis.spec.models import DomainSpec, Table
-from synthesis.spec.stressors import AnomalyKind
-from synthesis.validation.docs import TableDocs, write_data_docs
-from synthesis.validation.report import CheckResult, ValidationReport
-from synthesis.validation.sqltext import (
+from benchforge.synthesis.spec.models import DomainSpec, Table
+from benchforge.synthesis.spec.stressors import AnomalyKind
+from benchforge.synthesis.validation.docs import TableDocs, write_data_docs
+from benchforge.synthesis.validation.report import CheckResult, ValidationReport
+from benchforge.synthesis.validation.sqltext import (
     MANIFEST_TABLE,
     RAW_SCHEMA,
     WAREHOUSE_ALIAS,
     lit,
     q,
 )
-from synthesis.validation.suite import (
+from benchforge.synthesis.validation.suite import (
     AggregateCheck,
     GenerationInfo,
     MissingDependency,

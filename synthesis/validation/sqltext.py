@@ -3,7 +3,7 @@ validator re-derives what the data must look like instead of reusing the generat
 
 from __future__ import annotations
 
-from benchforge.sql import DUCKDB_TYPES, literal, quote
+from benchforge.core.sql import DUCKDB_TYPES, literal, quote
 
 WAREHOUSE_ALIAS = "wh"
 RAW_SCHEMA = "raw"

@@ -30,7 +30,7 @@ from great_expectations.expectations.expectation import Expectation
 from great_expectations.expectations.row_conditions import Column as GxColumn
 from great_expectations.expectations.row_conditions import Condition
 
-from synthesis.spec.generators import (
+from benchforge.synthesis.spec.generators import (
     BooleanGen,
     CategoricalGen,
     ConditionalGen,
@@ -47,8 +47,8 @@ from synthesis.spec.generators import (
     UniformGen,
     ZipfGen,
 )
-from synthesis.spec.models import Column, DomainSpec, Table
-from synthesis.spec.stressors import (
+from benchforge.synthesis.spec.models import Column, DomainSpec, Table
+from benchforge.synthesis.spec.stressors import (
     CurrencyConflict,
     DuplicateCurrent,
     KeyDrift,
@@ -58,8 +58,8 @@ from synthesis.spec.stressors import (
     TimezoneMismatch,
     TypeCoercion,
 )
-from synthesis.validation import stats
-from synthesis.validation.sqltext import (
+from benchforge.synthesis.validation import stats
+from benchforge.synthesis.validation.sqltext import (
     INTEGER_TYPES,
     MANIFEST_TABLE,
     NUMERIC_TYPES,

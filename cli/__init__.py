@@ -1,0 +1,1 @@
+"""The ``benchforge`` command: one module per stage, on top of flows and libraries."""

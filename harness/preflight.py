@@ -1,0 +1,115 @@
+"""Checks of a run request that cost no data work: done before any synthesis, gold build or
+verification, so a typo'd agent or a missing dataset fails in seconds with the reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchforge.agents.protocol import Agent
+from benchforge.agents.registry import build_agent
+from benchforge.core.artifacts import open_store
+from benchforge.core.catalogue import catalogue
+from benchforge.core.errors import ConfigError
+from benchforge.evaluation.tasks import LoadedTask, load_tasks
+from benchforge.synthesis.dataset import RECORD
+
+MOCK_PREFIX = "mock-"
+
+
+@dataclass(frozen=True)
+class CheckedRequest:
+    """What a run request resolved to: its tasks and built agents."""
+
+    tasks: list[LoadedTask]
+    agents: dict[str, Agent]
+
+    @property
+    def uses_model(self) -> bool:
+        return any(a.uses_model for a in self.agents.values())
+
+    @property
+    def domains(self) -> set[str]:
+        return {t.spec.dataset.domain for t in self.tasks}
+
+
+def suite_tasks(tasks_root: str, suites: list[str], task_ids: list[str] | None) -> list[LoadedTask]:
+    root = catalogue().path(tasks_root)
+    if not suites:
+        raise ConfigError("no suites given")
+    found: list[LoadedTask] = []
+    for suite in suites:
+        folder = root / suite
+        if not folder.is_dir():
+            known = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+            raise ConfigError(
+                f"no suite {suite!r}: {folder} is not a folder (suites under {root}: "
+                f"{', '.join(known) or 'none'})"
+            )
+        found += load_tasks(folder)
+    if task_ids:
+        unknown = set(task_ids) - {t.spec.id for t in found}
+        if unknown:
+            raise ConfigError(
+                f"unknown task ids: {', '.join(sorted(unknown))} (in {', '.join(suites)}: "
+                f"{', '.join(sorted(t.spec.id for t in found))})"
+            )
+        found = [t for t in found if t.spec.id in task_ids]
+    if not found:
+        raise ConfigError(f"no tasks in {', '.join(suites)} under {root}")
+    return found
+
+
+def check_models(models: list[str], uses_model: bool, has_api_key: bool) -> None:
+    if uses_model and not models:
+        raise ConfigError("an agent that calls a model needs at least one model (--model)")
+    if not uses_model or has_api_key:
+        return
+    real = [m for m in models if not m.startswith(MOCK_PREFIX)]
+    if real:
+        raise ConfigError(
+            f"no OpenAI API key configured (BENCHFORGE_OPENAI_API_KEY), so only the mock "
+            f"server's models (mock-echo, mock-script:<name>) can run, not: {', '.join(real)}"
+        )
+
+
+def check_dataset_overrides(overrides: dict[str, str], domains: set[str]) -> None:
+    """Each override names a domain the tasks use and a location holding a dataset."""
+    for domain, location in sorted(overrides.items()):
+        if domain not in domains:
+            raise ConfigError(
+                f"datasets: no task of this run uses domain {domain!r} "
+                f"(domains: {', '.join(sorted(domains))})"
+            )
+        if not dataset_exists(location):
+            raise ConfigError(
+                f"datasets[{domain}]: {location} is not a dataset (no {RECORD}); give a folder "
+                "or s3:// prefix written by `benchforge synth`"
+            )
+
+
+def dataset_exists(location: str) -> bool:
+    if location.startswith("s3://"):
+        parent, _, name = location.rstrip("/").rpartition("/")
+        return open_store(parent).exists(f"{name}/{RECORD}")
+    return (Path(location) / RECORD).is_file()
+
+
+def check_request(
+    tasks_root: str,
+    suites: list[str],
+    task_ids: list[str] | None,
+    agents: list[str],
+    models: list[str],
+    datasets: dict[str, str],
+    has_api_key: bool,
+) -> CheckedRequest:
+    """Every cheap check of a run request; raises ConfigError naming the first problem."""
+    if not agents:
+        raise ConfigError("no agents given")
+    built = {spec: build_agent(spec) for spec in agents}
+    tasks = suite_tasks(tasks_root, suites, task_ids)
+    request = CheckedRequest(tasks=tasks, agents=built)
+    check_models(models, request.uses_model, has_api_key)
+    check_dataset_overrides(datasets, request.domains)
+    return request

@@ -1,0 +1,153 @@
+"""Task specs: validation errors, contracts, workspaces, self-verification and `score de`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchforge.evaluation.de.mutations import load_catalogue
+from benchforge.evaluation.de.tasks import prepare_gold, verify_task, workspace
+from benchforge.evaluation.tasks import TaskSpecError, load_task, load_tasks, task_json_schema
+from benchforge.evaluation.tasks.materials import data_contract, write_contract
+from benchforge.synthesis.dataset import build_dataset
+from benchforge.synthesis.spec import load_spec
+from tests.paths import FIXTURES, REPO_ROOT
+
+ROOT = REPO_ROOT
+SUITE = FIXTURES / "task_specs" / "de-mini"
+SCHEMA_FILE = ROOT / "evaluation" / "tasks" / "task_spec.schema.json"
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("ds") / "mini"
+    build_dataset(load_spec(FIXTURES / "mini_domain.yaml"), scale=1, seed=7, out=str(out),
+                  validate=False)  # fmt: skip
+    return out
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("work")
+
+
+def test_fixture_suite_is_valid() -> None:
+    tasks = load_tasks(SUITE)
+    assert sorted(t.spec.family for t in tasks) == ["de_arch", "de_evol", "de_impl"]
+    impl = next(t for t in tasks if t.spec.family == "de_impl")
+    assert impl.spec.scoring.layer_weights == {"staging": 15, "intermediate": 25, "marts": 60}
+
+
+def copy_task(tmp_path: Path, name: str) -> Path:
+    dest = tmp_path / "de-mini" / name
+    shutil.copytree(SUITE / name, dest)
+    return dest
+
+
+def edit(folder: Path, **changes: object) -> None:
+    data = yaml.safe_load((folder / "task.yaml").read_text())
+    data.update(changes)
+    (folder / "task.yaml").write_text(yaml.safe_dump(data))
+
+
+def test_bad_specs_name_file_and_field(tmp_path: Path) -> None:
+    folder = copy_task(tmp_path, "mini-arch-retention")
+    edit(folder, colour="blue")
+    with pytest.raises(TaskSpecError) as err:
+        load_task(folder)
+    assert (
+        str(folder / "task.yaml") in str(err.value)
+        and ("colour", "Extra inputs are not permitted") in err.value.problems
+    )
+
+    folder = copy_task(tmp_path, "mini-evol-won-by-industry")
+    (folder / "change_request.md").unlink()
+    edit(folder, removed=["models/marts/no_such.sql"])
+    with pytest.raises(TaskSpecError) as err:
+        load_task(folder)
+    paths = [p for p, _ in err.value.problems]
+    assert "change_request" in paths and "removed[0]" in paths
+
+    folder = copy_task(tmp_path, "mini-impl")
+    edit(folder, scoring={"layer_weights": {"staging": -1}}, id="other-name")
+    with pytest.raises(TaskSpecError) as err:
+        load_task(folder)
+    assert any(p == "scoring.layer_weights" for p, _ in err.value.problems)
+
+
+def test_task_json_schema_is_current() -> None:
+    assert SCHEMA_FILE.read_text() == task_json_schema(), "run: benchforge task schema > ..."
+
+
+def test_contract_lists_models_lineage_types_and_tests(dataset: Path, work: Path) -> None:
+    impl = load_task(SUITE / "mini-impl")
+    gold = prepare_gold(impl, dataset, work)
+    contract = data_contract(gold.gold_folder, impl.file("contract_metadata.yaml"), "mini")
+    names = [m["name"] for m in contract["models"]]
+    assert len(names) == 7 and names.index("stg_mini__accounts") < names.index("dim_accounts")
+    dim = next(m for m in contract["models"] if m["name"] == "dim_accounts")
+    assert dim["grain"] == "One row per account." and dim["primary_key"] == "account_id"
+    assert dim["depends_on"]["models"] == ["int_contacts_counted", "stg_mini__accounts"]
+    assert {c["name"] for c in dim["columns"]} == {
+        "account_id", "country", "industry", "annual_revenue", "contacts"
+    }  # fmt: skip
+    assert contract["metrics"][0]["name"] == "won_amount"
+    path = work / "contract.yaml"
+    write_contract(contract, path)
+    assert yaml.safe_load(path.read_text())["models"][0]["layer"] == "staging"
+
+
+def test_workspace_holds_only_what_the_task_exposes(dataset: Path, work: Path) -> None:
+    impl = load_task(SUITE / "mini-impl")
+    space = workspace(impl, None, work / "ws-impl")
+    assert (space / "data_contract.yaml").is_file() and (space / "TASK.md").is_file()
+    assert not list((space / "repo" / "models").rglob("*.sql"))
+    assert (space / "repo" / "models" / "staging" / "_sources.yml").is_file()
+    assert not list(space.rglob("*.duckdb"))
+    evol = load_task(SUITE / "mini-evol-won-by-industry")
+    space = workspace(evol, None, work / "ws-evol")
+    assert (space / "change_request.md").is_file()
+    assert not (space / "repo" / "models" / "marts" / "fct_won_revenue_by_industry.sql").exists()
+
+
+def test_verify_impl_task_with_mutations(dataset: Path, work: Path) -> None:
+    impl = load_task(SUITE / "mini-impl")
+    catalogue = load_catalogue(FIXTURES / "mini_mutations.yaml")
+    result = verify_task(impl, dataset, work, catalogue)
+    assert result.ok, result.problems
+    assert (result.gold.cs, result.gold.cfs, result.gold.sr) == (100, 100, 100)
+    assert (result.empty.cs, result.empty.cfs, result.empty.sr) == (0, 0, 0)
+    assert len(result.mutations) == 6 and all(m.ok for m in result.mutations)
+
+
+def test_verify_evol_task_scores_only_changed_nodes(dataset: Path, work: Path) -> None:
+    evol = load_task(SUITE / "mini-evol-won-by-industry")
+    gold = prepare_gold(evol, dataset, work)
+    assert gold.scored_nodes == ["fct_won_revenue_by_country", "fct_won_revenue_by_industry"]
+    result = verify_task(evol, dataset, work)
+    assert result.ok, result.problems
+    assert (result.empty.cs, result.empty.cfs, result.empty.sr) == (0, 0, 0)
+
+
+def test_score_de_command(dataset: Path, tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    candidate = tmp_path / "candidate"
+    shutil.copytree(FIXTURES / "mini_dbt", candidate)
+    (candidate / "models" / "marts" / "dim_accounts.sql").write_text("select 1 as account_id")
+    result = subprocess.run(
+        [sys.executable, "-m", "benchforge.cli", "score", "de", "--task", str(SUITE / "mini-impl"),
+         "--candidate", str(candidate), "--dataset", str(dataset), "--report", str(report)],
+        capture_output=True, text=True, env={**os.environ}, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "CS 70.00 / CFS 70.00 / SR 0" in result.stdout
+    assert "dim_accounts" in result.stdout and "missing columns" in result.stdout
+    data = json.loads(report.read_text())
+    assert data["cs"] == 70.0 and len(data["nodes"]) == 7

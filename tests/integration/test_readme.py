@@ -1,0 +1,213 @@
+"""Keeps the README true: every command in its code blocks is run here (or by CI itself)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
+README = (ROOT / "README.md").read_text()
+
+
+def readme_commands() -> list[str]:
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", README, flags=re.S):
+        for line in block.splitlines():
+            command = line.split("  #")[0].strip()
+            if command:
+                commands.append(command)
+    return commands
+
+
+def run(
+    command: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", command],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=1800,
+        check=False,
+    )
+
+
+def test_first_screen_gives_the_two_commands_and_ci_runs_the_test_one() -> None:
+    first_screen = "\n".join(README.splitlines()[:15])
+    assert "bash scripts/pipeline.sh" in first_screen
+    assert "bash scripts/test.sh" in first_screen
+    assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_every_readme_command_is_covered_here() -> None:
+    covered = {
+        "bash scripts/pipeline.sh",  # test_pipeline_command_runs_the_nightly_eval_offline
+        "bash scripts/test.sh",  # what CI runs (.ci/run) -- it runs this very file
+        "source .venv/bin/activate",
+        "benchforge synth crm --scale 1 --seed 7 --out out/crm",
+        "benchforge synth crm --scale 0.1 --seed 7 --out s3://bucket/datasets/crm",
+        "benchforge spec list",
+        "benchforge spec validate",
+        "benchforge spec schema > domain_spec.schema.json",
+        "benchforge --help",
+        "python bench/synth.py",
+        "benchforge gold build crm --dataset out/crm",
+        "benchforge task validate task_specs/",
+        "benchforge score de --task task_specs/de-crm/crm-impl-full --candidate dbt_projects/crm "
+        "--report score.json",
+        "python bench/de_scoring.py",
+        "benchforge run --suite de-crm --agent oracle --agent null --epochs 2",
+        "benchforge report",
+        "benchforge run --suite de-crm --task crm-evol-support-response-sla --agent react-de "
+        "--model mock-script:react-de-crm-sla-solve",
+        "python -m benchforge.infra.deploy --list",
+        "python bench/fanout.py",
+    }
+    assert set(readme_commands()) == covered
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("readme")
+
+
+def test_pipeline_command_runs_the_nightly_eval_offline(workdir: Path) -> None:
+    env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts"), "BENCHFORGE_OPENAI_API_KEY": ""}
+    result = run("bash scripts/pipeline.sh --date 2026-01-31", ROOT, env)
+    out = result.stdout
+    assert result.returncode == 0, (out + result.stderr)[-4000:]
+    assert "verified 4 tasks (gold 100, do-nothing 0)" in out
+    assert "run nightly-2026-01-31: 21 trials" in out
+    assert out.index("mock LLM server") < out.index("| oracle")  # the banner comes first
+    assert "network isolated" in out
+    board = json.loads(
+        (workdir / "artifacts/runs/nightly-2026-01-31/report/leaderboard.json").read_text()
+    )
+    rows = {row["agent"]: row for row in board["rows"]}
+    assert rows["oracle"]["primary_mean"] == 100.0 and rows["null"]["primary_mean"] == 0.0
+    sla = next(t for t in board["tasks"] if t["task_id"] == "crm-evol-support-response-sla")
+    assert [c["primary_mean"] for c in sla["cells"] if c["agent"] == "react-de"] == [100.0]
+    # Operators find the leaderboard on the nightly flow run itself (same Prefect database).
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    keys = ["leaderboard-nightly-2026-01-31", "leaderboard-html-nightly-2026-01-31",
+            "nightly-nightly-2026-01-31"]  # fmt: skip
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys))
+        )
+        assert sorted(a.key or "" for a in found) == sorted(keys)
+        runs = {client.read_flow_run(a.flow_run_id).name for a in found if a.flow_run_id}
+    assert runs == {"nightly-2026-01-31"}
+
+
+def test_run_and_report_commands(workdir: Path) -> None:
+    env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts"), "BENCHFORGE_OPENAI_API_KEY": ""}
+    ran = run("benchforge run --suite de-crm --agent oracle --agent null --epochs 2", ROOT, env)
+    assert ran.returncode == 0, (ran.stdout + ran.stderr)[-4000:]
+    assert "28 trials, 0 already done, 28 run (0 infrastructure errors)" in ran.stdout
+    reported = run("benchforge report", ROOT, env)
+    assert reported.returncode == 0, reported.stderr[-3000:]
+    for task, family in [("crm-impl-full", "de_impl"), ("crm-evol-rep-quarterly-attainment",
+                         "de_evol"), ("crm-evol-support-response-sla", "de_evol")]:  # fmt: skip
+        # CS, then CFS, CFS / CS on the visible seed, SR, SR on the visible seed
+        full = " | ".join(["100.0"] * 6)
+        assert f"| {task} | {family} | oracle | - | {full} | 2/2 |" in reported.stdout
+        zero = " | ".join(["0.0"] * 6)
+        assert f"| {task} | {family} | null | - | {zero} | 2/2 |" in reported.stdout
+    assert "mock LLM" not in reported.stdout
+    react = run(
+        "benchforge run --suite de-crm --task crm-evol-support-response-sla --agent react-de "
+        "--model mock-script:react-de-crm-sla-solve",
+        ROOT,
+        env,
+    )
+    assert react.returncode == 0, (react.stdout + react.stderr)[-4000:]
+    assert "scored 1 trials (scored 1)" in react.stdout and "mock server" in react.stdout
+    deploy = run("python -m benchforge.infra.deploy --list", ROOT)
+    assert "nightly/nightly-eval" in deploy.stdout
+
+
+def test_synth_and_gold_commands(workdir: Path, s3_server: str, s3_bucket: str) -> None:
+    local = run("benchforge synth crm --scale 1 --seed 7 --out out/crm", workdir)
+    assert local.returncode == 0, local.stderr[-3000:]
+    assert (workdir / "out" / "crm" / "dataset.json").is_file()
+    artifacts = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts")}
+    gold = run("benchforge gold build crm --dataset out/crm", workdir, artifacts)
+    assert gold.returncode == 0, (gold.stdout + gold.stderr)[-3000:]
+    assert list((workdir / "artifacts" / "gold" / "crm").glob("*/*/gold.duckdb"))
+    s3 = run(
+        f"benchforge synth crm --scale 0.1 --seed 7 --out s3://{s3_bucket}/datasets/crm",
+        workdir,
+        {"BENCHFORGE_S3_ENDPOINT_URL": s3_server},
+    )
+    assert s3.returncode == 0, s3.stderr[-3000:]
+    assert f"s3://{s3_bucket}/datasets/crm" in s3.stdout
+
+
+def test_spec_and_help_commands(workdir: Path) -> None:
+    listed = run("benchforge spec list", workdir)
+    assert {"crm", "ads", "enterprise"} <= {line.split()[0] for line in listed.stdout.splitlines()}
+    validated = run("benchforge spec validate", workdir)
+    assert validated.returncode == 0 and validated.stdout.count("ok ") == len(
+        listed.stdout.splitlines()
+    )
+    schema = run("benchforge spec schema > domain_spec.schema.json", workdir)
+    assert schema.returncode == 0
+    assert json.loads((workdir / "domain_spec.schema.json").read_text())["title"] == "DomainSpec"
+    helped = run("benchforge --help", workdir)
+    assert helped.returncode == 0 and "synth" in helped.stdout
+
+
+def test_task_and_score_commands(workdir: Path) -> None:
+    validated = run("benchforge task validate task_specs/", ROOT)
+    assert validated.returncode == 0, validated.stderr[-3000:]
+    assert "de-crm/crm-impl-full" in validated.stdout
+    scored = run(
+        "benchforge score de --task task_specs/de-crm/crm-impl-full --candidate dbt_projects/crm "
+        "--report score.json",
+        ROOT,
+        {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts")},
+    )
+    assert scored.returncode == 0, (scored.stdout + scored.stderr)[-3000:]
+    assert "CS 100.00 / CFS 100.00 / SR 100 (held-out seed)" in scored.stdout
+    assert "visible seed: CS 100.00 / CFS 100.00 / SR 100" in scored.stdout
+    assert "sandbox: namespace (network isolated, filesystem confined)" in scored.stdout
+    report = ROOT / "score.json"
+    data = json.loads(report.read_text())
+    assert data["sr"] == 100.0 and data["scored_on"] == "heldout"
+    assert data["visible"]["sr"] == 100.0 and data["unsandboxed"] is False
+    report.unlink()
+
+
+def test_de_scoring_bench_prints_the_ratio() -> None:
+    # The README runs it at scale 1; here the same script on a small dataset.
+    result = run("python bench/de_scoring.py --scale 0.05", ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"ratio scoring / gold build: [0-9.]+", result.stdout)
+
+
+def test_bench_command_prints_its_figures(workdir: Path) -> None:
+    # The README runs it at full size (scale 10); here the same script at a small scale.
+    result = run("python bench/synth.py --scale 0.2 --small-scale 0.05 --faker-sample 300", ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    for figure in ("engine", "DuckDB-native floor", "Faker row by row", "peak RSS", "in memory"):
+        assert figure in result.stdout
+    assert re.search(r"engine / DuckDB floor \(in memory\)\s+[0-9.]+", result.stdout)
+
+
+def test_fanout_bench_prints_overhead_and_ratio() -> None:
+    # The README runs 2,000 trials; here the same script on 200.
+    result = run("python bench/fanout.py --trials 200", ROOT)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert re.search(r"overhead per trial\s+-?[0-9.]+ ms", result.stdout)
+    assert re.search(r"throughput ratio\s+[0-9.]+", result.stdout)

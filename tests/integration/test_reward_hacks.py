@@ -1,0 +1,345 @@
+"""Reward hacks: every entry of the hack catalogue (``task_specs/hacks/catalogue.yaml``) applied
+to the mini fixture and scored for real (sandboxed dbt, sandboxed CS) must score 0 / 0 / 0 and
+stay contained; the command-agent hacks of ``task_specs/hacks/agents/`` must score 0 through
+the real run path. These are attack tests: when one fails, the scorer or the sandbox has a hole.
+
+Everything lives in a folder outside /tmp that other users can read (``out/`` of the checkout,
+gitignored), as a real artifact root would: a sandbox's private /tmp or pytest's 0700 temp
+folders would otherwise hide the gold by accident rather than by design.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from benchforge.agents.protocol import AgentLimits
+from benchforge.core.artifacts import open_store
+from benchforge.core.sandbox import default_backend
+from benchforge.evaluation.dbt.manifest import DbtManifest, load_manifest
+from benchforge.evaluation.de.hacks import (
+    BUILDERS,
+    CANARY_PREFIX,
+    DEFAULT_CATALOGUE,
+    HackCatalogueError,
+    HackCheck,
+    HackContext,
+    HackKind,
+    RewardHack,
+    changes,
+    check_catalogue,
+    check_hack,
+    fingerprint,
+    hack_agent_configs,
+    load_hack_catalogue,
+    plant_decoy,
+)
+from benchforge.evaluation.de.scoring import DeScore, score_candidate
+from benchforge.evaluation.de.tasks import prepare_gold
+from benchforge.evaluation.gold import GOLD_DB, build_gold
+from benchforge.evaluation.tasks.loader import load_task
+from benchforge.evaluation.tasks.materials import make_skeleton
+from benchforge.evaluation.tasks.models import DeScoring
+from benchforge.flows.runs import run_suite, score_run
+from benchforge.harness.store import RunStore
+from benchforge.synthesis.dataset import build_dataset
+from benchforge.synthesis.spec import load_spec
+from tests.paths import FIXTURES
+from tests.paths import REPO_ROOT as PROJECT_ROOT
+
+GOLD_REPO = FIXTURES / "mini_dbt"
+TASKS_ROOT = FIXTURES / "task_specs"
+IMPL, EVOL = "mini-impl", "mini-evol-won-by-industry"
+CATALOGUE = load_hack_catalogue(DEFAULT_CATALOGUE)
+SCRATCH = PROJECT_ROOT / "out"
+DEADLINE_MARGIN_S = 30.0  # start-up of the child process that scores a hack with a deadline
+
+
+@dataclass(frozen=True)
+class Mini:
+    """The mini dataset, its gold build and the de_impl skeleton, in a sandbox-visible place."""
+
+    host: Path
+
+    @property
+    def dataset(self) -> Path:
+        return self.host / "data" / "mini"
+
+    @property
+    def gold(self) -> Path:
+        return self.host / "gold" / "mini"
+
+    @property
+    def base(self) -> Path:
+        return self.host / "materials" / "skeleton"
+
+    @property
+    def canary(self) -> Path:
+        return self.host / "canary"
+
+    @property
+    def runs(self) -> Path:
+        return self.host / "runs"
+
+    @property
+    def decoy(self) -> Path:
+        return self.runs / "other-trial"
+
+    def manifest(self) -> DbtManifest:
+        return load_manifest(self.gold / "manifest.json")
+
+    def context(self) -> HackContext:
+        return HackContext(
+            canaries=[self.canary, self.dataset, self.gold],
+            gold_db=self.gold / GOLD_DB,
+            gold_repo=GOLD_REPO,
+        )
+
+    def build(self) -> Mini:
+        build_dataset(
+            load_spec(FIXTURES / "mini_domain.yaml"),
+            scale=1,
+            seed=7,
+            out=str(self.dataset),
+            validate=False,
+        )
+        build_gold("mini", GOLD_REPO, self.dataset, self.gold)
+        make_skeleton(GOLD_REPO, self.base)
+        self.canary.mkdir(parents=True)
+        plant_decoy(self.gold / GOLD_DB, GOLD_REPO, self.decoy)
+        return self
+
+    def check(self, hack: RewardHack) -> HackCheck:
+        def score(candidate: Path, work: Path) -> DeScore:
+            return score_candidate(
+                candidate, self.gold, self.dataset, work, DeScoring(), sandbox=default_backend()
+            )
+
+        return check_hack(
+            hack,
+            self.base,
+            self.manifest(),
+            score,
+            self.runs / hack.id,
+            self.context(),
+            watched=[self.gold, self.decoy],
+            sealed=[self.canary, self.dataset],
+        )
+
+    def watched(self) -> list[Path]:
+        return [self.base, self.canary, self.dataset, self.gold, self.decoy]
+
+
+@pytest.fixture(scope="module")
+def host() -> Iterator[Path]:
+    root = SCRATCH / f"test-reward-hacks-{uuid.uuid4().hex[:8]}"
+    root.mkdir(parents=True)
+    for folder in (SCRATCH, root):
+        folder.chmod(0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def mini(host: Path) -> Mini:
+    return Mini(host).build()
+
+
+def _details(check: HackCheck) -> str:
+    lines = [check.summary(), f"nodes: {check.statuses}", f"errors: {check.candidate_errors}"]
+    return "\n".join(lines + [f"loot: {line}" for line in check.loot[:25]])
+
+
+def check_with_deadline(mini: Mini, hack: RewardHack) -> HackCheck:
+    """Scores ``hack`` in a child process killed (with its whole session) at the deadline: a
+    hack that holds the scorer must fail the test, not hang it."""
+    assert hack.max_seconds is not None
+    deadline = hack.max_seconds + DEADLINE_MARGIN_S
+    watch = [*mini.watched(), *mini.context().canaries]
+    before = fingerprint(watch)
+    out = mini.runs / f"{hack.id}.check.json"
+    out.unlink(missing_ok=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(PROJECT_ROOT),
+        "BENCHFORGE_HACK_CHILD": json.dumps([str(mini.host), hack.id, str(out)]),
+    }
+    code = "from tests.integration.test_reward_hacks import child_check; child_check()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=PROJECT_ROOT, env=env, start_new_session=True
+    )
+    try:
+        proc.wait(timeout=deadline)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    if out.is_file():
+        check = HackCheck.model_validate_json(out.read_text())
+    else:
+        check = HackCheck(
+            id=hack.id,
+            kind=hack.kind,
+            expected=hack.expected,
+            max_seconds=hack.max_seconds,
+            seconds=deadline,
+            scorer_error=f"scoring did not end within {deadline:.0f}s: killed",
+        )
+    check.findings = changes(before, fingerprint(watch), [mini.base, mini.canary, mini.dataset])
+    return check
+
+
+def child_check() -> None:
+    """The child side of :func:`check_with_deadline`."""
+    host, hack_id, out = json.loads(os.environ["BENCHFORGE_HACK_CHILD"])
+    check = Mini(Path(host)).check(CATALOGUE.get(hack_id))
+    Path(out).write_text(check.model_dump_json())
+
+
+# --- (a) every catalogue entry on the mini fixture -----------------------------------------
+
+MUST_SCORE_ZERO = [h for h in CATALOGUE.hacks if h.expected != "zero_on_heldout"]
+HELDOUT_ONLY = [h for h in CATALOGUE.hacks if h.expected == "zero_on_heldout"]
+
+
+@pytest.mark.parametrize("hack", MUST_SCORE_ZERO, ids=lambda h: h.id)
+def test_reward_hack_scores_zero_and_stays_contained(hack: RewardHack, mini: Mini) -> None:
+    check = check_with_deadline(mini, hack) if hack.max_seconds else mini.check(hack)
+    assert check.held, _details(check)
+    assert check.contained, _details(check)
+
+
+@pytest.mark.parametrize("hack", HELDOUT_ONLY, ids=lambda h: h.id)
+def test_answers_shipped_as_constants_score_on_the_visible_seed(
+    hack: RewardHack, mini: Mini
+) -> None:
+    """The hack is real: on the data the agent saw, the shipped tables match. That it scores 0
+    on a held-out seed (how trials are scored) is pinned in tests/test_heldout.py."""
+    check = mini.check(hack)
+    assert check.contained, _details(check)
+    assert check.held is None  # judged only on a held-out seed
+    shipped = {p.stem for p in (mini.runs / hack.id / "candidate" / "models").rglob("*.sql")}
+    assert shipped, "no table was small enough to ship as constants"
+    assert all(check.statuses[name].startswith("match") for name in shipped), _details(check)
+    assert check.score is not None and check.score.cs >= 50.0, _details(check)
+
+
+def test_every_kind_has_a_builder_and_an_entry() -> None:
+    kinds = set(get_args(HackKind))
+    assert set(BUILDERS) == kinds
+    assert {h.kind for h in CATALOGUE.hacks} == kinds
+
+
+def test_check_catalogue_scores_a_task_as_verify_does(mini: Mini) -> None:
+    """The entry point ``benchforge task verify`` calls, on the mini de_impl task with one
+    entry (the whole catalogue is covered above)."""
+    task = load_task(TASKS_ROOT / "de-mini" / IMPL)
+    work = mini.host / "verify"
+    gold = prepare_gold(task, mini.dataset, work)
+    one = CATALOGUE.model_copy(update={"hacks": [CATALOGUE.get("select-from-gold")]})
+    checks = check_catalogue(task, gold, mini.dataset, work / "hacks", default_backend(), one)
+    assert [c.id for c in checks] == ["select-from-gold"]
+    assert checks[0].ok, _details(checks[0])
+
+
+# --- (c) malformed catalogues -----------------------------------------------------------
+
+
+def test_a_malformed_entry_names_the_file_and_the_field(tmp_path: Path) -> None:
+    bad = tmp_path / "catalogue.yaml"
+    bad.write_text(
+        "hacks:\n"
+        "  - {id: ok-one, kind: select_from_gold, expected: zero,\n"
+        "     description: a valid entry for comparison}\n"
+        "  - {id: bad-kind, kind: teleport, expected: zero, description: no such kind at all}\n"
+        "  - {id: bad-variant, kind: symlink_out, variant: hardlink, expected: zero,\n"
+        "     description: symlink_out has no hardlink variant}\n"
+        "  - {id: no-outcome, kind: multi_statement, description: the expected outcome is "
+        "missing}\n"
+    )
+    with pytest.raises(HackCatalogueError) as err:
+        load_hack_catalogue(bad)
+    text = str(err.value)
+    assert str(bad) in text
+    assert "hacks[1].kind" in text and "hacks[3].expected" in text
+    assert "hacks[2]" in text and "hardlink" in text
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("hacks:\n  - {id: x\n")
+    with pytest.raises(HackCatalogueError, match=str(broken)):
+        load_hack_catalogue(broken)
+    duplicated = tmp_path / "duplicated.yaml"
+    entry = "  - {id: twice, kind: multi_statement, expected: zero, description: id used twice}\n"
+    duplicated.write_text("hacks:\n" + entry + entry)
+    with pytest.raises(HackCatalogueError, match="duplicate hack ids: twice"):
+        load_hack_catalogue(duplicated)
+
+
+# --- (b) command agents through the real run path --------------------------------------------
+
+
+def _canaries_in(paths: list[Path]) -> list[str]:
+    return [str(p) for root in paths for p in root.rglob(f"{CANARY_PREFIX}*")]
+
+
+def test_hack_agents_score_zero_through_the_run_path(
+    mini: Mini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host = mini.host / "agents"
+    artifacts = host / "artifacts"
+    monkeypatch.setenv("BENCHFORGE_ARTIFACT_ROOT", str(artifacts))
+    monkeypatch.delenv("BENCHFORGE_OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("BENCHFORGE_OPENAI_BASE_URL", raising=False)
+    canary = host / "canary"
+    canary.mkdir(parents=True)
+    repo_paths = [GOLD_REPO, TASKS_ROOT, PROJECT_ROOT / "task_specs" / "hacks"]
+    targets = [canary, *repo_paths]
+    configs = hack_agent_configs(
+        host / "configs", env={"BENCHFORGE_HACK_CANARIES": ":".join(map(str, targets))}
+    )
+    watch = [canary, mini.dataset]
+    before = fingerprint(watch)
+    try:
+        summary = run_suite(
+            suites=["de-mini"],
+            agents=[*(f"command={c}" for c in configs), "null"],
+            run_id="reward-hacks",
+            tasks_root=str(TASKS_ROOT),
+            task_ids=[IMPL, EVOL],
+            datasets={"mini": str(mini.dataset)},
+            concurrency=4,
+            limits=AgentLimits(wall_s=240),
+        )
+        assert summary.ran == 2 * (len(configs) + 1) and summary.infra_errors == 0
+        scored = score_run(run_id="reward-hacks")
+        assert scored.statuses == {"scored": summary.ran}, scored
+    finally:
+        leaked = _canaries_in(repo_paths)
+        for path in leaked:
+            Path(path).unlink(missing_ok=True)
+    run = RunStore(open_store(str(artifacts)), "reward-hacks")
+    results = {(r.key.agent, r.key.task_id): r for r in map(run.read_result, run.finished_slugs())}
+    for (agent, task_id), result in sorted(results.items()):
+        print(f"{agent} on {task_id}: {result.termination}\n{result.answer or ''}")
+        if agent != "null":  # the attack really ran and submitted a hostile repository
+            assert result.termination == "finished", (agent, task_id, result.error)
+            made = [f for f in result.output_files if f.startswith("repo/models/")]
+            assert made or "benchforge-loot.txt" in result.output_files, agent
+    for score in run.read_scores():
+        answer = results[(score.agent, score.task_id)].answer
+        assert score.metrics == {"cs": 0.0, "cfs": 0.0, "sr": 0.0}, (
+            score.agent, score.task_id, score.metrics, score.detail, answer,
+        )  # fmt: skip
+    agents = {s.agent for s in run.read_scores()}
+    assert agents == {"null", "hack-steal-files", "hack-hostile-project"}
+    assert not leaked, leaked
+    assert changes(before, fingerprint(watch), watch) == []
