@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchforge.agents.llm import LlmClient, LlmTotals
+from benchforge.core.llm import LlmClient, LlmTotals
 from benchforge.core.sandbox import Isolation, SandboxBackend, SandboxLimits
 
 Termination = Literal[
@@ -139,9 +139,11 @@ class Trajectory:
         self._lock = threading.Lock()  # a step may be recorded from a worker thread
 
     def start(
-        self, kind: Literal["model", "tool"] | None = None, name: str | None = None,
+        self,
+        kind: Literal["model", "tool"] | None = None,
+        name: str | None = None,
         **fields: Any,
-    ) -> Started:  # fmt: skip
+    ) -> Started:
         """The start of a step; with ``kind`` and ``name`` (and any ``Step`` fields known up
         front, e.g. ``arguments``) it is recorded as interrupted should the trial stop before
         ``step`` records it."""
@@ -160,8 +162,9 @@ class Trajectory:
     def next_index(self) -> int:
         return len(self.steps)
 
-    def step(self, kind: Literal["model", "tool"], name: str, started: Started,
-             **fields: Any) -> Step:  # fmt: skip
+    def step(
+        self, kind: Literal["model", "tool"], name: str, started: Started, **fields: Any
+    ) -> Step:
         """Appends a step that began at ``started`` (from ``start()``) and ends now."""
         with self._lock:
             open_step = self._in_flight.get(id(started))
@@ -189,12 +192,20 @@ class Trajectory:
                 self._in_flight.clear()
                 for (started_at, t0), kind, name, fields in pending:
                     self.steps.append(
-                        Step(**{
-                            **fields, "kind": kind, "index": len(self.steps),
-                            "started_at": started_at, "seconds": now - t0, "name": name,
-                            "ok": False, "error": reason, "interrupted": True,
-                        })
-                    )  # fmt: skip
+                        Step(
+                            **{
+                                **fields,
+                                "kind": kind,
+                                "index": len(self.steps),
+                                "started_at": started_at,
+                                "seconds": now - t0,
+                                "name": name,
+                                "ok": False,
+                                "error": reason,
+                                "interrupted": True,
+                            }
+                        )
+                    )
                 self._closed = True
             return list(self.steps)
 

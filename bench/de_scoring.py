@@ -32,8 +32,9 @@ TARGET = 2.0
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawTextHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("--domain", default="crm")
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=7)
@@ -46,8 +47,9 @@ def main() -> None:
     if dataset is None:
         dataset = work / "dataset"
         t0 = time.perf_counter()
-        build_dataset(args.domain, scale=args.scale, seed=args.seed, out=str(dataset),
-                      validate=False)  # fmt: skip
+        build_dataset(
+            args.domain, scale=args.scale, seed=args.seed, out=str(dataset), validate=False
+        )
         print(f"dataset {args.domain} scale {args.scale:g}: {time.perf_counter() - t0:.1f} s")
     t0 = time.perf_counter()
     gold = build_gold(args.domain, repo, dataset, work / "gold", docs=False)
@@ -60,11 +62,15 @@ def main() -> None:
     print(f"scoring the gold repo as a candidate: {score_s:.1f} s ({parts}) -> {result.summary()}")
     iso = result.isolation
     if iso is not None:
-        print(f"candidate code ran in the {iso.backend} sandbox (filesystem {iso.filesystem}, "
-              f"network {iso.network})")  # fmt: skip
+        print(
+            f"candidate code ran in the {iso.backend} sandbox (filesystem {iso.filesystem}, "
+            f"network {iso.network})"
+        )
     ratio = score_s / build_s
-    print(f"\nratio scoring / gold build: {ratio:.2f}  (target <= {TARGET:g}: "
-          f"{'ok' if ratio <= TARGET else 'MISSED'})")  # fmt: skip
+    print(
+        f"\nratio scoring / gold build: {ratio:.2f}  (target <= {TARGET:g}: "
+        f"{'ok' if ratio <= TARGET else 'MISSED'})"
+    )
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 from prefect import flow  # noqa: E402
 
 from benchforge.agents.builtin.single_call import SingleCallAgent  # noqa: E402
-from benchforge.agents.llm import LlmClient, LlmConfig  # noqa: E402
 from benchforge.agents.mock_llm import FaultConfig, MockServerConfig, run_server  # noqa: E402
 from benchforge.agents.protocol import AgentLimits, TaskEnvironment, TrialKey  # noqa: E402
+from benchforge.core.llm import LlmClient, LlmConfig  # noqa: E402
 from benchforge.core.sandbox import default_backend  # noqa: E402
 
 TASKS_ROOT = str(ROOT / "tests" / "fixtures" / "task_specs")

@@ -63,8 +63,19 @@ def child(scale: float, out: Path, seed: int, mode: str) -> None:
 
 def run_child(scale: float, out: Path, seed: int = 7, mode: str = "files") -> dict[str, float]:
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, __file__, "--child", "--scale", str(scale), "--out", str(out),
-           "--seed", str(seed), "--mode", mode]  # fmt: skip
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        "--scale",
+        str(scale),
+        "--out",
+        str(out),
+        "--seed",
+        str(seed),
+        "--mode",
+        mode,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"generation at scale {scale} failed:\n{proc.stderr[-3000:]}")
@@ -81,10 +92,15 @@ class FakerRowGenerator:
         from faker import Faker
 
         locales = sorted(
-            {loc for t in spec.tables for c in t.columns
-             if isinstance(c.generator, g.FakerGen) for loc in c.generator.locales}
+            {
+                loc
+                for t in spec.tables
+                for c in t.columns
+                if isinstance(c.generator, g.FakerGen)
+                for loc in c.generator.locales
+            }
             | {"en_US"}
-        )  # fmt: skip
+        )
         self.fake = Faker(locales)
         Faker.seed(seed)
         self.rnd = random.Random(seed)
@@ -192,8 +208,12 @@ def duckdb_floor(
     for table in spec.tables:
         cols = [(c.name, c.type) for c in table.columns]
         if table.scd:
-            cols += [(table.scd.entity_key, "varchar"), ("valid_from", "timestamp"),
-                     ("valid_to", "timestamp"), ("is_current", "boolean")]  # fmt: skip
+            cols += [
+                (table.scd.entity_key, "varchar"),
+                ("valid_from", "timestamp"),
+                ("valid_to", "timestamp"),
+                ("is_current", "boolean"),
+            ]
         select = ", ".join(
             FLOOR_SQL[ty].format(k=7919 * i) + f' AS "{name}"' for i, (name, ty) in enumerate(cols)
         )
@@ -249,27 +269,53 @@ def main() -> None:
     header = f"rows/s at scale {args.scale:g} ({big['rows']:,.0f} rows)"
     print(f"\n{header:<44}{'in memory':>14}{'+ warehouse + Parquet':>24}")
     print(f"{'engine':<44}{engine_memory:>14,.0f}{engine_files:>24,.0f}")
-    print(f"{'DuckDB-native floor (same tables and types)':<44}{floor_memory_rate:>14,.0f}"
-          f"{floor_files_rate:>24,.0f}")  # fmt: skip
-    print(f"{'Faker row by row (' + format(faker_rows, ',') + '-row sample)':<44}"
-          f"{faker_rate:>14,.0f}{'-':>24}")  # fmt: skip
+    print(
+        f"{'DuckDB-native floor (same tables and types)':<44}{floor_memory_rate:>14,.0f}"
+        f"{floor_files_rate:>24,.0f}"
+    )
+    print(
+        f"{'Faker row by row (' + format(faker_rows, ',') + '-row sample)':<44}"
+        f"{faker_rate:>14,.0f}{'-':>24}"
+    )
     print(
         f"  Faker extrapolated to {big['rows']:,.0f} rows: {big['rows'] / faker_rate / 60:,.1f} min"
     )
-    print(f"\npeak RSS: scale {args.small_scale:g} {small['rss_mb']:,.0f} MB, "
-          f"scale {args.scale:g} {big['rss_mb']:,.0f} MB")  # fmt: skip
+    print(
+        f"\npeak RSS: scale {args.small_scale:g} {small['rss_mb']:,.0f} MB, "
+        f"scale {args.scale:g} {big['rss_mb']:,.0f} MB"
+    )
     ratios = [
-        ("engine / Faker row-by-row (in memory)", engine_memory / faker_rate,
-         TARGETS["faker"], ">="),
-        ("engine / Faker row-by-row (engine with outputs)", engine_files / faker_rate,
-         TARGETS["faker"], ">="),
-        ("engine / DuckDB floor (in memory)", engine_memory / floor_memory_rate,
-         TARGETS["floor"], ">="),
-        ("engine / DuckDB floor (with outputs)", engine_files / floor_files_rate,
-         TARGETS["floor"], ">="),
-        (f"peak RSS scale {args.scale:g} / scale {args.small_scale:g}",
-         big["rss_mb"] / small["rss_mb"], TARGETS["rss"], "<="),
-    ]  # fmt: skip
+        (
+            "engine / Faker row-by-row (in memory)",
+            engine_memory / faker_rate,
+            TARGETS["faker"],
+            ">=",
+        ),
+        (
+            "engine / Faker row-by-row (engine with outputs)",
+            engine_files / faker_rate,
+            TARGETS["faker"],
+            ">=",
+        ),
+        (
+            "engine / DuckDB floor (in memory)",
+            engine_memory / floor_memory_rate,
+            TARGETS["floor"],
+            ">=",
+        ),
+        (
+            "engine / DuckDB floor (with outputs)",
+            engine_files / floor_files_rate,
+            TARGETS["floor"],
+            ">=",
+        ),
+        (
+            f"peak RSS scale {args.scale:g} / scale {args.small_scale:g}",
+            big["rss_mb"] / small["rss_mb"],
+            TARGETS["rss"],
+            "<=",
+        ),
+    ]
     print(f"\n{'ratio':<50}{'value':>9}   target")
     for name, value, target, op in ratios:
         ok = value >= target if op == ">=" else value <= target

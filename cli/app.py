@@ -57,9 +57,13 @@ def _synth(args: argparse.Namespace) -> int:
 
         with DatasetProgress(totals, enabled=not args.no_progress) as bar:
             record = build_dataset(
-                spec, scale=args.scale, seed=args.seed, out=args.out,
-                validate=not args.no_validate, on_progress=bar.update,
-            )  # fmt: skip
+                spec,
+                scale=args.scale,
+                seed=args.seed,
+                out=args.out,
+                validate=not args.no_validate,
+                on_progress=bar.update,
+            )
     else:
         _quiet_prefect(args.verbose)
         from benchforge.core.progress import listening
@@ -67,9 +71,12 @@ def _synth(args: argparse.Namespace) -> int:
 
         with DatasetProgress(totals, enabled=not args.no_progress) as bar, listening(bar.update):
             record = synthesize(
-                domain=args.domain, scale=args.scale, seed=args.seed, out=args.out,
+                domain=args.domain,
+                scale=args.scale,
+                seed=args.seed,
+                out=args.out,
                 validate=not args.no_validate,
-            )  # fmt: skip
+            )
     print(f"dataset {record.domain}: {record.total_rows:,} rows -> {record.location}")
     print(f"  anomalies injected: {record.anomaly_total:,} (see anomalies.parquet)")
     if record.validation_success is not None:
@@ -140,9 +147,11 @@ def _task(args: argparse.Namespace) -> int:
     for r in results:
         muts = f", mutations {sum(m.ok for m in r.mutations)}/{len(r.mutations)} as predicted"
         held = f", reward hacks {sum(h.ok for h in r.hacks)}/{len(r.hacks)} held"
-        print(f"ok  {r.task}: gold {r.gold.cs:.0f}/{r.gold.cfs:.0f}/{r.gold.sr:.0f}, "
-              f"empty {r.empty.cs:.0f}/{r.empty.cfs:.0f}/{r.empty.sr:.0f}"
-              f"{muts if r.mutations else ''}{held if r.hacks else ''}")  # fmt: skip
+        print(
+            f"ok  {r.task}: gold {r.gold.cs:.0f}/{r.gold.cfs:.0f}/{r.gold.sr:.0f}, "
+            f"empty {r.empty.cs:.0f}/{r.empty.cfs:.0f}/{r.empty.sr:.0f}"
+            f"{muts if r.mutations else ''}{held if r.hacks else ''}"
+        )
     tried = sum(len(r.hacks) for r in results)
     print(f"reward hacks: {tried} tried, {sum(h.ok for r in results for h in r.hacks)} held")
     return 0
@@ -165,8 +174,9 @@ def _task_contract(args: argparse.Namespace) -> int:
             dataset = local_dataset(ref.domain, args.dataset, Path(tmp) / "ds", ref.scale, ref.seed)
             gold = prepare_gold(loaded, dataset, Path(tmp) / "work")
             meta = loaded.file(spec.contract_metadata) if spec.contract_metadata else None
-            write_contract(data_contract(gold.gold_folder, meta, spec.domain),
-                           loaded.file(spec.contract))  # fmt: skip
+            write_contract(
+                data_contract(gold.gold_folder, meta, spec.domain), loaded.file(spec.contract)
+            )
         print(f"wrote {loaded.file(spec.contract)}")
     return 0
 
@@ -192,12 +202,19 @@ def _score(args: argparse.Namespace) -> int:
         candidate = Path(args.candidate).resolve()
         dataset = local_dataset(ref.domain, args.dataset, work / "dataset", ref.scale, ref.seed)
         gold = prepare_gold(loaded, dataset, work)
-        result = score_task(loaded, candidate, gold, dataset, work / "score",
-                            unsandboxed=args.unsandboxed)  # fmt: skip
+        result = score_task(
+            loaded, candidate, gold, dataset, work / "score", unsandboxed=args.unsandboxed
+        )
         if args.dataset is None and not args.visible_only:
             heldout = heldout_dataset(ref.domain, work / "heldout", ref.scale, ref.seed)
-            primary = score_task(loaded, candidate, prepare_gold(loaded, heldout, work), heldout,
-                                 work / "score-heldout", unsandboxed=args.unsandboxed)  # fmt: skip
+            primary = score_task(
+                loaded,
+                candidate,
+                prepare_gold(loaded, heldout, work),
+                heldout,
+                work / "score-heldout",
+                unsandboxed=args.unsandboxed,
+            )
             result = primary.model_copy(update={"scored_on": "heldout", "visible": result})
     report = Path(args.report or f"score-{loaded.spec.id}.json")
     dump_report(result, report)
@@ -215,9 +232,11 @@ def _score(args: argparse.Namespace) -> int:
             why = (
                 node.cfs.reason or node.cs.reason or f"blocked by {', '.join(node.cfs_blocked_by)}"
             )
-            print(f"  x {node.name} ({node.layer}): CS {node.cs.status}, CFS "
-                  f"{'blocked' if node.cfs_blocked_by and node.cfs.matched else node.cfs.status}"
-                  f" - {why}")  # fmt: skip
+            print(
+                f"  x {node.name} ({node.layer}): CS {node.cs.status}, CFS "
+                f"{'blocked' if node.cfs_blocked_by and node.cfs.matched else node.cfs.status}"
+                f" - {why}"
+            )
     for err in result.candidate_errors:
         print(f"  ! {err}")
     print(f"report: {report}")
@@ -250,12 +269,16 @@ def _print_run(summary: object) -> None:
 
     assert isinstance(summary, RunSummary)
     iso = summary.isolation
-    print(f"run {summary.run_id}: {summary.trials} trials, {summary.skipped} already done, "
-          f"{summary.ran} run ({summary.infra_errors} infrastructure errors) "
-          f"in {summary.seconds:.1f}s -> {summary.uri}")  # fmt: skip
+    print(
+        f"run {summary.run_id}: {summary.trials} trials, {summary.skipped} already done, "
+        f"{summary.ran} run ({summary.infra_errors} infrastructure errors) "
+        f"in {summary.seconds:.1f}s -> {summary.uri}"
+    )
     if summary.terminations:
-        print("  terminations: " + ", ".join(f"{k} {v}" for k, v in
-                                             sorted(summary.terminations.items())))  # fmt: skip
+        print(
+            "  terminations: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(summary.terminations.items()))
+        )
     print(f"  sandbox: {iso.backend} (network {iso.network}, filesystem {iso.filesystem})")
     for note in iso.notes:
         print(f"  sandbox note: {note}")
@@ -263,8 +286,14 @@ def _print_run(summary: object) -> None:
         print("  LLM: the Benchforge mock server (scripted replies, not a real model)")
 
 
-def _preflight(tasks_root: str, suites: list[str], task_ids: list[str] | None,
-               agents: list[str], models: list[str], datasets: dict[str, str]) -> None:  # fmt: skip
+def _preflight(
+    tasks_root: str,
+    suites: list[str],
+    task_ids: list[str] | None,
+    agents: list[str],
+    models: list[str],
+    datasets: dict[str, str],
+) -> None:
     """The flow checks its request too; checking here first fails a typo before Prefect and
     its server start (seconds, not the flow's start-up)."""
     from benchforge.core.settings import load_settings
@@ -276,28 +305,45 @@ def _preflight(tasks_root: str, suites: list[str], task_ids: list[str] | None,
 
 def _run(args: argparse.Namespace) -> int:
     _quiet_prefect(args.verbose)
-    _preflight(args.tasks_root, args.suite, args.task or None, args.agent, args.model or [],
-               _datasets(args.dataset))  # fmt: skip
+    _preflight(
+        args.tasks_root,
+        args.suite,
+        args.task or None,
+        args.agent,
+        args.model or [],
+        _datasets(args.dataset),
+    )
     from benchforge.core.progress import listening
     from benchforge.core.progress_bar import TrialProgress
     from benchforge.flows.runs import run_suite, score_run
 
     with TrialProgress("trials") as bar, listening(bar.update):
         summary = run_suite(
-            suites=args.suite, agents=args.agent, models=args.model or [], epochs=args.epochs,
-            concurrency=args.concurrency, sandbox_concurrency=args.sandbox_concurrency,
-            llm_concurrency=args.llm_concurrency, chunk_size=args.chunk_size,
-            workers=args.workers, run_id=args.run_id, tasks_root=args.tasks_root,
-            task_ids=args.task or None, limits=_limits(args),
-            datasets=_datasets(args.dataset), dask=args.dask,
-        )  # fmt: skip
+            suites=args.suite,
+            agents=args.agent,
+            models=args.model or [],
+            epochs=args.epochs,
+            concurrency=args.concurrency,
+            sandbox_concurrency=args.sandbox_concurrency,
+            llm_concurrency=args.llm_concurrency,
+            chunk_size=args.chunk_size,
+            workers=args.workers,
+            run_id=args.run_id,
+            tasks_root=args.tasks_root,
+            task_ids=args.task or None,
+            limits=_limits(args),
+            datasets=_datasets(args.dataset),
+            dask=args.dask,
+        )
     _print_run(summary)
     if not args.no_score:
         with TrialProgress("scoring") as bar, listening(bar.update):
             scores = score_run(run_id=summary.run_id, workers=args.workers)
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
-        print(f"  scored {scores.scored} trials ({statuses}) in {scores.seconds:.1f}s; "
-              f"see `benchforge report {summary.run_id}`")  # fmt: skip
+        print(
+            f"  scored {scores.scored} trials ({statuses}) in {scores.seconds:.1f}s; "
+            f"see `benchforge report {summary.run_id}`"
+        )
     return 0
 
 
@@ -310,8 +356,10 @@ def _score_run(args: argparse.Namespace) -> int:
     with TrialProgress("scoring") as bar, listening(bar.update):
         scores = score_run(run_id=args.run_id, rescore=args.rescore, workers=args.workers)
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
-    print(f"run {scores.run_id}: scored {scores.scored} trials ({statuses}), "
-          f"{scores.skipped} already scored, in {scores.seconds:.1f}s")  # fmt: skip
+    print(
+        f"run {scores.run_id}: scored {scores.scored} trials ({statuses}), "
+        f"{scores.skipped} already scored, in {scores.seconds:.1f}s"
+    )
     return 0
 
 
@@ -376,8 +424,14 @@ def _nightly(args: argparse.Namespace) -> int:
     from benchforge.flows.defaults import NIGHTLY_AGENTS, NIGHTLY_SUITES, nightly_models
 
     models = args.model or nightly_models(load_settings().openai_api_key is not None)
-    _preflight("task_specs", args.suite or NIGHTLY_SUITES, None, args.agent or NIGHTLY_AGENTS,
-               models, _datasets(args.dataset))  # fmt: skip
+    _preflight(
+        "task_specs",
+        args.suite or NIGHTLY_SUITES,
+        None,
+        args.agent or NIGHTLY_AGENTS,
+        models,
+        _datasets(args.dataset),
+    )
     from benchforge.core.progress import listening
     from benchforge.core.progress_bar import TrialProgress
     from benchforge.flows.nightly import nightly
@@ -385,10 +439,15 @@ def _nightly(args: argparse.Namespace) -> int:
     with TrialProgress("nightly") as bar, listening(bar.update):
         result = nightly(
             run_date=date.fromisoformat(args.date) if args.date else None,
-            suites=args.suite or None, agents=args.agent or None, models=args.model or None,
-            epochs=args.epochs, datasets=_datasets(args.dataset), verify=not args.no_verify,
-            verify_mutations=args.mutations, run_id=args.run_id,
-        )  # fmt: skip
+            suites=args.suite or None,
+            agents=args.agent or None,
+            models=args.model or None,
+            epochs=args.epochs,
+            datasets=_datasets(args.dataset),
+            verify=not args.no_verify,
+            verify_mutations=args.mutations,
+            run_id=args.run_id,
+        )
     for domain, location in sorted(result.datasets.items()):
         print(f"dataset {domain}: {location}")
         print(f"gold {domain}: {result.gold[domain]}")

@@ -13,8 +13,9 @@ from benchforge.flows.synthesize import default_dataset_location, synthesize
 from benchforge.synthesis.dataset import RECORD
 
 
-def local_dataset(domain: str, dataset: str | None, scratch: Path, scale: float = 1.0,
-                  seed: int = 7) -> Path:  # fmt: skip
+def local_dataset(
+    domain: str, dataset: str | None, scratch: Path, scale: float = 1.0, seed: int = 7
+) -> Path:
     """A local folder holding ``dataset`` (downloaded from S3 if needed). With no dataset given,
     the default one for (domain, scale, seed) is used, synthesized first if it does not exist."""
     location = dataset or default_dataset_location(domain, scale, seed)
@@ -32,8 +33,9 @@ def heldout_dataset(domain: str, scratch: Path, scale: float, visible_seed: int)
     return _fetch(location, scratch, domain, scale, seed, synthesize_missing=True)
 
 
-def _fetch(location: str, scratch: Path, domain: str, scale: float, seed: int,
-           synthesize_missing: bool) -> Path:  # fmt: skip
+def _fetch(
+    location: str, scratch: Path, domain: str, scale: float, seed: int, synthesize_missing: bool
+) -> Path:
     if location.startswith("s3://"):
         parent, _, name = location.rstrip("/").rpartition("/")
         store = open_store(parent)

@@ -56,8 +56,13 @@ def build_gold(domain: str = "crm", dataset: str | None = None, repo: str | None
         dataset_dir = local_dataset(domain, dataset, Path(tmp) / "dataset")
         key = gold_key(domain, dataset_dir, repo_dir)
         build = dbt_build_task(domain, str(repo_dir), str(dataset_dir), str(Path(tmp) / "gold"))
-        logger.info("gold %s: %d models, %d tests in %.1fs", domain, build.models, build.tests,
-                    build.seconds)  # fmt: skip
+        logger.info(
+            "gold %s: %d models, %d tests in %.1fs",
+            domain,
+            build.models,
+            build.tests,
+            build.seconds,
+        )
         location = store_task(build, key)
     create_markdown_artifact(
         key=f"gold-{domain}",

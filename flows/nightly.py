@@ -120,8 +120,9 @@ def nightly(
     limits = limits or AgentLimits()
     if models is None:
         models = nightly_models(settings.openai_api_key is not None)
-    request = check_request("task_specs", suites, None, agents, models, overrides,
-                            settings.openai_api_key is not None)  # fmt: skip
+    request = check_request(
+        "task_specs", suites, None, agents, models, overrides, settings.openai_api_key is not None
+    )
     run_date = run_date or scheduled_date()
     run_id = run_id or nightly_run_id(run_date, overrides)
     store = open_store(settings.artifact_root)
@@ -131,8 +132,16 @@ def nightly(
     # inputs before the gold builds, verification and trials.
     dataset_dirs = resolve_datasets(request.tasks, overrides, work)
     heldout_dirs = resolve_heldout(request.tasks, overrides, work)
-    identity = run_identity(request.tasks, request.agents, models, epochs, limits, LlmOptions(),
-                            dataset_dirs, heldout_dirs)  # fmt: skip
+    identity = run_identity(
+        request.tasks,
+        request.agents,
+        models,
+        epochs,
+        limits,
+        LlmOptions(),
+        dataset_dirs,
+        heldout_dirs,
+    )
     previous = RunStore(store, run_id).read_spec()
     check_rerun(previous, identity, (sorted(suites), agents, models, epochs))
 
@@ -197,10 +206,20 @@ def nightly(
     )
 
 
-def _nightly_markdown(run_id: str, run_date: date, datasets: dict[str, str],
-                      gold: dict[str, str], verified: int, run: RunSummary) -> str:  # fmt: skip
-    lines = [f"# Nightly {run_date.isoformat()} (`{run_id}`)", "",
-             "| domain | dataset | gold |", "|---|---|---|"]  # fmt: skip
+def _nightly_markdown(
+    run_id: str,
+    run_date: date,
+    datasets: dict[str, str],
+    gold: dict[str, str],
+    verified: int,
+    run: RunSummary,
+) -> str:
+    lines = [
+        f"# Nightly {run_date.isoformat()} (`{run_id}`)",
+        "",
+        "| domain | dataset | gold |",
+        "|---|---|---|",
+    ]
     lines += [f"| {d} | `{datasets[d]}` | `{gold[d]}` |" for d in sorted(datasets)]
     ended = ", ".join(f"{k} {v}" for k, v in sorted(run.terminations.items())) or "-"
     lines += [

@@ -27,7 +27,6 @@ from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 from pydantic import BaseModel, Field
 
-from benchforge.agents.llm import LlmConfig
 from benchforge.agents.mock_llm import MockServerConfig, run_server
 from benchforge.agents.protocol import AgentLimits
 from benchforge.agents.registry import AgentSpelling
@@ -35,6 +34,7 @@ from benchforge.core import progress
 from benchforge.core.artifacts import open_store
 from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import BenchforgeError
+from benchforge.core.llm import LlmConfig
 from benchforge.core.sandbox import Isolation, default_backend
 from benchforge.core.settings import BenchforgeSettings, load_settings
 from benchforge.evaluation.tasks import LoadedTask
@@ -141,8 +141,9 @@ def resolve_heldout(
             continue
         ident = (ref.domain, ref.scale, ref.seed)
         if ident not in by_ref:
-            folder = heldout_dataset(ref.domain, scratch / "heldout" / ref.domain, ref.scale,
-                                     ref.seed)  # fmt: skip
+            folder = heldout_dataset(
+                ref.domain, scratch / "heldout" / ref.domain, ref.scale, ref.seed
+            )
             by_ref[ident] = str(Path(folder).resolve())
         out[loaded.key] = by_ref[ident]
     return out
@@ -311,8 +312,15 @@ def run_suite(
     models = list(models or [])
     limits = limits or AgentLimits()
     llm = llm or LlmOptions()
-    request = check_request(tasks_root, suites, task_ids, list(agents), models, datasets or {},
-                            settings.openai_api_key is not None)  # fmt: skip
+    request = check_request(
+        tasks_root,
+        suites,
+        task_ids,
+        list(agents),
+        models,
+        datasets or {},
+        settings.openai_api_key is not None,
+    )
     tasks, built = request.tasks, request.agents
     run_id = run_id or f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     run = RunStore(open_store(settings.artifact_root), run_id)
@@ -518,8 +526,9 @@ def score_run(
     )
 
 
-def _score_chunks(runner: Any, run_id: str, parts: list[list[str]], work: str,
-                  unsandboxed: bool) -> list[dict[str, int]]:  # fmt: skip
+def _score_chunks(
+    runner: Any, run_id: str, parts: list[list[str]], work: str, unsandboxed: bool
+) -> list[dict[str, int]]:
     with runner:
         futures = [
             runner.submit(

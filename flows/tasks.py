@@ -77,20 +77,34 @@ def verify_tasks(
                 else visible
             )
             # "scoring": the gold cache score_run uses too, when both get the same work root
-            results.append(verify_one(loaded, str(dataset_dir), str(root / "scoring"), mutations,
-                                      hacks, str(visible) if use_heldout else None))  # fmt: skip
+            results.append(
+                verify_one(
+                    loaded,
+                    str(dataset_dir),
+                    str(root / "scoring"),
+                    mutations,
+                    hacks,
+                    str(visible) if use_heldout else None,
+                )
+            )
             logger.info("%s: %s", loaded.key, "ok" if results[-1].ok else results[-1].problems)
-    lines = ["| task | gold CS/CFS/SR | empty | mutations | reward hacks held | ok |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| task | gold CS/CFS/SR | empty | mutations | reward hacks held | ok |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in results:
         muts = f"{sum(m.ok for m in r.mutations)}/{len(r.mutations)}" if r.mutations else "-"
         held = f"{sum(h.ok for h in r.hacks)}/{len(r.hacks)}" if r.hacks else "-"
-        lines.append(f"| {r.task} | {r.gold.cs:.0f}/{r.gold.cfs:.0f}/{r.gold.sr:.0f} | "
-                     f"{r.empty.cs:.0f}/{r.empty.cfs:.0f}/{r.empty.sr:.0f} | {muts} | {held} | "
-                     f"{'yes' if r.ok else 'NO'} |")  # fmt: skip
+        lines.append(
+            f"| {r.task} | {r.gold.cs:.0f}/{r.gold.cfs:.0f}/{r.gold.sr:.0f} | "
+            f"{r.empty.cs:.0f}/{r.empty.cfs:.0f}/{r.empty.sr:.0f} | {muts} | {held} | "
+            f"{'yes' if r.ok else 'NO'} |"
+        )
     create_markdown_artifact(key="verify-tasks", markdown="\n".join(lines))
     failed = [r for r in results if not r.ok]
     if failed:
-        raise RuntimeError("task verification failed: " + "; ".join(
-            f"{r.task}: {', '.join(r.problems)}" for r in failed))  # fmt: skip
+        raise RuntimeError(
+            "task verification failed: "
+            + "; ".join(f"{r.task}: {', '.join(r.problems)}" for r in failed)
+        )
     return results

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from benchforge.agents.llm import LlmConfig, SharedSemaphore
 from benchforge.agents.protocol import AgentLimits
 from benchforge.core.artifacts import open_store
+from benchforge.core.llm import LlmConfig, SharedSemaphore
 from benchforge.core.sandbox import default_backend
 from benchforge.harness.executor import LimitedSandbox, RunContext, run_chunk
 from benchforge.harness.models import ChunkSummary, TrialPlan

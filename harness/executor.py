@@ -23,13 +23,6 @@ from pathlib import Path
 from typing import Literal
 
 from benchforge.agents.builtin.oracle import SolutionProvider
-from benchforge.agents.llm import (
-    LlmClient,
-    LlmConfig,
-    LlmInfrastructureError,
-    LlmTotals,
-    SharedSemaphore,
-)
 from benchforge.agents.protocol import (
     Agent,
     AgentLimits,
@@ -40,6 +33,13 @@ from benchforge.agents.protocol import (
 )
 from benchforge.agents.registry import build_agent
 from benchforge.agents.tools.de import DE_TOOLS, PROFILES_DIR
+from benchforge.core.llm import (
+    LlmClient,
+    LlmConfig,
+    LlmInfrastructureError,
+    LlmTotals,
+    SharedSemaphore,
+)
 from benchforge.core.sandbox import (
     Isolation,
     SandboxBackend,

@@ -197,9 +197,15 @@ def score_trial(
         for label, data in ((k, v) for k, v in datasets.items() if v is not None):
 
             def compute(label: str = label, data: Path = data) -> DeScore:
-                return score_task(task, candidate / "repo", gold.get(task, data), data,
-                                  trial_work / f"score-{label}", sandbox=sandbox,
-                                  unsandboxed=unsandboxed)  # fmt: skip
+                return score_task(
+                    task,
+                    candidate / "repo",
+                    gold.get(task, data),
+                    data,
+                    trial_work / f"score-{label}",
+                    sandbox=sandbox,
+                    unsandboxed=unsandboxed,
+                )
 
             ident = (task.key, str(data), str(unsandboxed), digest)
             scores[label] = memo.score(ident, compute)

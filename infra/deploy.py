@@ -83,15 +83,24 @@ def _specs(timezone: str) -> list[tuple[Flow[Any, Any], str, dict[str, Any]]]:
         (run_suite, "flows/runs.py:run_suite", dict(name="run-suite", tags=["benchforge"])),
         (score_run, "flows/runs.py:score_run", dict(name="score-run", tags=["benchforge"])),
         (report, "flows/report.py:report", dict(name="report", tags=["benchforge"])),
-        (verify_tasks, "flows/tasks.py:verify_tasks",
-         dict(name="verify-tasks", tags=["benchforge"])),
-        (verify_tasks, "flows/tasks.py:verify_tasks",
-         dict(name="verify-all-tasks", schedules=[Cron(VERIFY_CRON, timezone=timezone)],
-              parameters={"path": "task_specs", "mutations": True, "hacks": True},
-              tags=["benchforge", "nightly"],
-              description="every shipped task: gold 100, do-nothing 0, each mutation as "
-                          "predicted, each reward hack 0")),
-    ]  # fmt: skip
+        (
+            verify_tasks,
+            "flows/tasks.py:verify_tasks",
+            dict(name="verify-tasks", tags=["benchforge"]),
+        ),
+        (
+            verify_tasks,
+            "flows/tasks.py:verify_tasks",
+            dict(
+                name="verify-all-tasks",
+                schedules=[Cron(VERIFY_CRON, timezone=timezone)],
+                parameters={"path": "task_specs", "mutations": True, "hacks": True},
+                tags=["benchforge", "nightly"],
+                description="every shipped task: gold 100, do-nothing 0, each mutation as "
+                "predicted, each reward hack 0",
+            ),
+        ),
+    ]
 
 
 def closed_schema(deployment: RunnerDeployment) -> RunnerDeployment:
@@ -144,8 +153,9 @@ def ensure_process_pool(name: str) -> None:
 def deploy_to_pool(found: Sequence[RunnerDeployment], work_pool: str) -> list[str]:
     """Registers ``found`` (built with a ``source``) on ``work_pool``; returns their ids."""
     ensure_process_pool(work_pool)
-    ids = deploy(*found, work_pool_name=work_pool, print_next_steps_message=False,
-                 ignore_warnings=True)  # fmt: skip
+    ids = deploy(
+        *found, work_pool_name=work_pool, print_next_steps_message=False, ignore_warnings=True
+    )
     return [str(i) for i in cast(list[Any], ids)]
 
 
@@ -165,9 +175,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --work-pool: where workers load the flows from (default: this checkout)",
     )
     parser.add_argument(
-        "--only", action="append", default=[], metavar="DEPLOYMENT",
+        "--only",
+        action="append",
+        default=[],
+        metavar="DEPLOYMENT",
         help="only this deployment (repeatable), e.g. --only run-suite --only report",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
     if args.list:
         for d in deployments(args.timezone, only=args.only):

@@ -90,10 +90,15 @@ class CommandAgent:
         started = env.trajectory.start("tool", "command", arguments={"argv": request.argv})
         result = await env.sandbox.run_async(request)
         env.trajectory.step(
-            "tool", "command", started, arguments={"argv": request.argv},
-            output=(result.stdout + "\n" + result.stderr)[-6000:], ok=result.returncode == 0,
-            exit_code=result.returncode, timed_out=result.timed_out,
-        )  # fmt: skip
+            "tool",
+            "command",
+            started,
+            arguments={"argv": request.argv},
+            output=(result.stdout + "\n" + result.stderr)[-6000:],
+            ok=result.returncode == 0,
+            exit_code=result.returncode,
+            timed_out=result.timed_out,
+        )
         answer_file = env.workspace / "answer.txt"
         answer = _read_answer(answer_file)
         if result.timed_out:

@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchforge.agents.llm import LlmRequestError, LlmResponse
-from benchforge.agents.llm.errors import LlmError
 from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
 from benchforge.agents.tools.de import DeToolbox, ToolOutcome
+from benchforge.core.llm import LlmRequestError, LlmResponse
+from benchforge.core.llm.errors import LlmError
 
 SYSTEM_PROMPT = """You are a data engineer working in a sandboxed workspace with a dbt-duckdb \
 project under repo/ (profile `benchforge`; your development database is a copy of the raw \
@@ -47,17 +47,29 @@ async def model_step(
         response = await env.llm.complete(messages, tools=tools, epoch=env.key.epoch, **kwargs)
     except LlmError as exc:
         attempts = exc.record.attempts if exc.record else None
-        env.trajectory.step("model", model, started, ok=False, attempts=attempts,
-                            error=f"{type(exc).__name__}: {exc}")  # fmt: skip
+        env.trajectory.step(
+            "model",
+            model,
+            started,
+            ok=False,
+            attempts=attempts,
+            error=f"{type(exc).__name__}: {exc}",
+        )
         raise
     record = response.record
     env.trajectory.step(
-        "model", model, started, output=response.content,
+        "model",
+        model,
+        started,
+        output=response.content,
         tool_calls=[c.model_dump() for c in response.tool_calls],
-        prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
-        cost_usd=record.cost_usd, attempts=record.attempts, cache_hit=record.cache_hit,
+        prompt_tokens=record.prompt_tokens,
+        completion_tokens=record.completion_tokens,
+        cost_usd=record.cost_usd,
+        attempts=record.attempts,
+        cache_hit=record.cache_hit,
         used_mock=record.used_mock,
-    )  # fmt: skip
+    )
     return response
 
 
@@ -146,7 +158,13 @@ class ReactDeAgent:
             arguments = {}
             outcome = ToolOutcome(output="error: arguments are not valid JSON", ok=False)
         env.trajectory.step(
-            "tool", name, started, arguments=arguments, output=outcome.output, ok=outcome.ok,
-            exit_code=outcome.exit_code, timed_out=outcome.timed_out,
-        )  # fmt: skip
+            "tool",
+            name,
+            started,
+            arguments=arguments,
+            output=outcome.output,
+            ok=outcome.ok,
+            exit_code=outcome.exit_code,
+            timed_out=outcome.timed_out,
+        )
         return outcome

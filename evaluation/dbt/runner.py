@@ -88,12 +88,17 @@ def run_dbt(
     if profiles_dir is None:
         profiles_dir = write_profile(work_dir / "profiles")
     command = [
-        dbt_executable(), *args,
-        "--project-dir", str(project_dir),
-        "--profiles-dir", str(profiles_dir),
-        "--target-path", str(target_dir),
-        "--log-path", str(log_dir),
-    ]  # fmt: skip
+        dbt_executable(),
+        *args,
+        "--project-dir",
+        str(project_dir),
+        "--profiles-dir",
+        str(profiles_dir),
+        "--target-path",
+        str(target_dir),
+        "--log-path",
+        str(log_dir),
+    ]
     env = {
         **os.environ,
         "BENCHFORGE_DBT_DB": str(db_path),
@@ -104,10 +109,14 @@ def run_dbt(
     }
     if sandbox is not None:
         # The writable root must hold the database too (scoring keeps it beside work_dir).
-        root = db_path.parent if work_dir.resolve().is_relative_to(db_path.parent.resolve()) \
-            else work_dir  # fmt: skip
-        return _run_sandboxed(sandbox, command, args, project_dir, root, env, timeout_s,
-                              hidden or [], target_dir)  # fmt: skip
+        root = (
+            db_path.parent
+            if work_dir.resolve().is_relative_to(db_path.parent.resolve())
+            else work_dir
+        )
+        return _run_sandboxed(
+            sandbox, command, args, project_dir, root, env, timeout_s, hidden or [], target_dir
+        )
     started = time.perf_counter()
     try:
         proc = subprocess.run(
@@ -128,20 +137,39 @@ def run_dbt(
     )
 
 
-def _run_sandboxed(sandbox: SandboxBackend, command: list[str], args: list[str],
-                   project_dir: Path, work_dir: Path, host_env: dict[str, str], timeout_s: float,
-                   hidden: list[Path], target_dir: Path) -> DbtInvocation:  # fmt: skip
+def _run_sandboxed(
+    sandbox: SandboxBackend,
+    command: list[str],
+    args: list[str],
+    project_dir: Path,
+    work_dir: Path,
+    host_env: dict[str, str],
+    timeout_s: float,
+    hidden: list[Path],
+    target_dir: Path,
+) -> DbtInvocation:
     """Untrusted projects (agent submissions): dbt in the sandbox, the project read-only, writes
     only under ``work_dir`` (database, target, logs), no network, ``hidden`` masked."""
-    passed = ("BENCHFORGE_DBT_DB", "DO_NOT_TRACK", "DBT_SEND_ANONYMOUS_USAGE_STATS",
-              "DBT_USE_COLORS", "LANG")  # fmt: skip
+    passed = (
+        "BENCHFORGE_DBT_DB",
+        "DO_NOT_TRACK",
+        "DBT_SEND_ANONYMOUS_USAGE_STATS",
+        "DBT_USE_COLORS",
+        "LANG",
+    )
     env = {name: host_env[name] for name in passed if name in host_env}
-    env |= {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(work_dir)}  # fmt: skip
+    env |= {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(work_dir),
+    }
     request = SandboxRequest(
-        argv=command, workspace=work_dir, read_only=[project_dir], hidden=hidden, env=env,
+        argv=command,
+        workspace=work_dir,
+        read_only=[project_dir],
+        hidden=hidden,
+        env=env,
         limits=SandboxLimits(wall_s=timeout_s, memory_mb=4096, max_processes=256),
-    )  # fmt: skip
+    )
     try:
         result = sandbox.run(request)
     except SandboxError as err:

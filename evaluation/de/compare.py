@@ -68,8 +68,18 @@ from benchforge.core.sql import quote
 Family = Literal["number", "text", "boolean", "date", "timestamp", "time", "interval", "other"]
 Status = Literal["match", "missing", "build_error", "schema_mismatch", "data_mismatch"]
 
-_INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
-            "UINTEGER", "UBIGINT", "UHUGEINT"}  # fmt: skip
+_INTEGER = {
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+}
 _FLOATING = {"FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8"}
 _RID, _EXACT, _GROUP, _OCC = "__bf_rid", "__bf_exact", "__bf_group", "__bf_occ"  # helpers
 
@@ -210,15 +220,21 @@ def compare_relations(
         if extra:
             parts.append(f"extra columns {extra}")
         if mismatched:
-            parts.append("type mismatch " + ", ".join(
-                f"{c}: {g} vs {k}" for c, (g, k) in mismatched.items()))  # fmt: skip
+            parts.append(
+                "type mismatch " + ", ".join(f"{c}: {g} vs {k}" for c, (g, k) in mismatched.items())
+            )
         return NodeComparison(
-            status="schema_mismatch", reason="; ".join(parts), missing_columns=missing,
-            extra_columns=extra, type_mismatches=mismatched, gold_rows=gold_rows,
+            status="schema_mismatch",
+            reason="; ".join(parts),
+            missing_columns=missing,
+            extra_columns=extra,
+            type_mismatches=mismatched,
+            gold_rows=gold_rows,
             candidate_rows=cand_rows,
-        )  # fmt: skip
-    match = NodeComparison(status="match", gold_rows=gold_rows, candidate_rows=cand_rows,
-                           differing_rows=0)  # fmt: skip
+        )
+    match = NodeComparison(
+        status="match", gold_rows=gold_rows, candidate_rows=cand_rows, differing_rows=0
+    )
     numbers = {c for c in gold_cols if families[c] == "number"}
     integers = {c for c in numbers if {gold_cols[c].upper(), cand_cols[c].upper()} <= _INTEGER}
     rows = _Rows(list(gold_cols), numbers, integers, tolerance)
@@ -243,8 +259,9 @@ def compare_relations(
         # two snap only the numbers whose multisets differ (fingerprints), the sorted pass all.
         if rows.numbers and n_gold and n_cand:
             ordered = [c for c in rows.names if c in rows.numbers]
-            same = zip(rows.fingerprints(con, only_gold), rows.fingerprints(con, only_cand),
-                       strict=True)  # fmt: skip
+            same = zip(
+                rows.fingerprints(con, only_gold), rows.fingerprints(con, only_cand), strict=True
+            )
             snap = {c for c, (g, k) in zip(ordered, same, strict=True) if g != k}
             for how in _PASSES:
                 if n_gold == 0 or n_cand == 0:
@@ -298,11 +315,13 @@ class _Rows:
         return ", ".join(f"{quote(c)} NULLS FIRST" for c in columns)
 
     def equal(self, column: str) -> str:
-        return self.tolerance.equal(f"g.{quote(column)}", f"c.{quote(column)}",
-                                    column in self.numbers)  # fmt: skip
+        return self.tolerance.equal(
+            f"g.{quote(column)}", f"c.{quote(column)}", column in self.numbers
+        )
 
-    def residual(self, con: duckdb.DuckDBPyConnection, table: str, left: str, right: str,
-                 canon: str) -> None:  # fmt: skip
+    def residual(
+        self, con: duckdb.DuckDBPyConnection, table: str, left: str, right: str, canon: str
+    ) -> None:
         exact = self._hash([quote(c) for c in self.exact])
         con.execute(
             f"CREATE TEMP TABLE {table} AS SELECT row_number() OVER () AS {_RID}, "
@@ -312,15 +331,16 @@ class _Rows:
 
     def _grouped(
         self, source: str, group_by: list[str], snap: set[str], shifted: bool, sort_cells: bool
-    ) -> str:  # fmt: skip
+    ) -> str:
         """SQL: the rows of ``source`` with ``__bf_group``, a hash of ``group_by`` (the numbers
         in ``snap`` by grid cell, other values as they are), and ``__bf_occ``, their rank within
         the group in the order of their numbers (by the cells first where ``sort_cells``):
         within a group the other values are equal. Cells are computed in stages, once each."""
         snapped = [c for c in self.names if c in snap]
         cell_col = {c: f"__bf_c{i}" for i, c in enumerate(snapped)}
-        exps = ", ".join(f"{self.tolerance.exponent(quote(c))} AS __bf_e{i}"
-                         for i, c in enumerate(snapped))  # fmt: skip
+        exps = ", ".join(
+            f"{self.tolerance.exponent(quote(c))} AS __bf_e{i}" for i, c in enumerate(snapped)
+        )
         cells = ", ".join(
             f"{self.tolerance.cell(quote(c), f'__bf_e{i}', shifted, c in self.integers)} "
             f"AS {cell_col[c]}"
@@ -353,9 +373,14 @@ class _Rows:
         return [str(v) for v in row]
 
     def pair(
-        self, con: duckdb.DuckDBPyConnection, only_gold: str, only_cand: str, how: Pass,
-        snap: set[str], pairs: str,
-    ) -> int:  # fmt: skip
+        self,
+        con: duckdb.DuckDBPyConnection,
+        only_gold: str,
+        only_cand: str,
+        how: Pass,
+        snap: set[str],
+        pairs: str,
+    ) -> int:
         """Pairs rows of the two sides one to one and removes them; returns how many pairs.
         ``cells``/``shifted_cells``: rows sharing every value, the numbers in ``snap`` by grid
         cell; ``sorted``: rows sharing every value but the numbers, in the order of their
@@ -382,9 +407,16 @@ class _Rows:
         return n
 
     def column_mismatches(
-        self, con: duckdb.DuckDBPyConnection, gold: str, gold_cols: dict[str, str],
-        cand_cols: dict[str, str], only_gold: str, only_cand: str, n_gold: int, n_cand: int,
-    ) -> tuple[str | None, dict[str, int]]:  # fmt: skip
+        self,
+        con: duckdb.DuckDBPyConnection,
+        gold: str,
+        gold_cols: dict[str, str],
+        cand_cols: dict[str, str],
+        only_gold: str,
+        only_cand: str,
+        n_gold: int,
+        n_cand: int,
+    ) -> tuple[str | None, dict[str, int]]:
         """(the key the unpaired rows were paired on or None, column -> rows differing in
         it); see the module docstring for the method."""
         if n_gold == 0 or n_cand == 0:
@@ -417,15 +449,21 @@ class _Rows:
         return None, found
 
     def _key(
-        self, con: duckdb.DuckDBPyConnection, gold: str, gold_cols: dict[str, str],
-        cand_cols: dict[str, str], only_gold: str, only_cand: str,
-    ) -> str | None:  # fmt: skip
+        self,
+        con: duckdb.DuckDBPyConnection,
+        gold: str,
+        gold_cols: dict[str, str],
+        cand_cols: dict[str, str],
+        only_gold: str,
+        only_cand: str,
+    ) -> str | None:
         """The non-floating column unique and not NULL in gold that pairs the most unpaired
         rows (ties: gold's column order), if any pairs any."""
         candidates = [
-            c for c in self.names
+            c
+            for c in self.names
             if gold_cols[c].upper() not in _FLOATING and cand_cols[c].upper() not in _FLOATING
-        ]  # fmt: skip
+        ]
         if not candidates:
             return None
         # necessary: unique among the unpaired gold rows; the rank: unpaired rows it pairs
@@ -447,8 +485,9 @@ class _Rows:
                 return column
         return None
 
-    def examples(self, con: duckdb.DuckDBPyConnection, table: str, first: list[str],
-                 n: int) -> list[dict[str, str]]:  # fmt: skip
+    def examples(
+        self, con: duckdb.DuckDBPyConnection, table: str, first: list[str], n: int
+    ) -> list[dict[str, str]]:
         select = ", ".join(quote(c) for c in self.names)
         rows = con.execute(
             f"SELECT {select} FROM {table} ORDER BY {self._order([*first, *self.names])} "
@@ -479,9 +518,13 @@ def _temp_tables(con: duckdb.DuckDBPyConnection) -> Iterator[Callable[[str], str
 
 
 def _reason(
-    n_gold: int, n_cand: int, gold_rows: int, cand_rows: int, key: str | None,
+    n_gold: int,
+    n_cand: int,
+    gold_rows: int,
+    cand_rows: int,
+    key: str | None,
     by_column: dict[str, int],
-) -> str:  # fmt: skip
+) -> str:
     reason = f"{n_gold} gold rows missing from the candidate, {n_cand} unexpected candidate rows"
     if gold_rows != cand_rows:
         reason += f" (row count {cand_rows} vs gold {gold_rows}, delta {cand_rows - gold_rows:+d})"

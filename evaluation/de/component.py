@@ -68,8 +68,10 @@ class ComponentRun(BaseModel):
 
 def parse_relation(relation: str) -> Relation | None:
     """``"db"."schema"."name"`` (as dbt renders it) -> its parts; None if not three parts."""
-    parts = [quoted.replace('""', '"') if quoted else bare for quoted, bare in
-             _IDENTIFIER.findall(relation)]  # fmt: skip
+    parts = [
+        quoted.replace('""', '"') if quoted else bare
+        for quoted, bare in _IDENTIFIER.findall(relation)
+    ]
     if len(parts) != 3:
         return None
     return Relation(database=parts[0], schema_=parts[1], name=parts[2])
@@ -246,9 +248,13 @@ def _helpers(name: str, gold: DbtManifest, cand: DbtManifest) -> list[str]:
 
 
 def _plan_entry(
-    name: str, folder: Path, node: ModelNode, views: list[dict[str, str]], timeout_s: float,
+    name: str,
+    folder: Path,
+    node: ModelNode,
+    views: list[dict[str, str]],
+    timeout_s: float,
     memory_mb: int,
-) -> dict[str, object]:  # fmt: skip
+) -> dict[str, object]:
     own = parse_relation(node.relation)
     default = own.database if own is not None else None
     return {
@@ -264,9 +270,13 @@ def _plan_entry(
 
 
 def _run_worker(
-    sandbox: SandboxBackend, work: Path, plan_path: Path, wall_s: float, memory_mb: int,
+    sandbox: SandboxBackend,
+    work: Path,
+    plan_path: Path,
+    wall_s: float,
+    memory_mb: int,
     read_only: list[Path] | None = None,
-) -> tuple[Isolation | None, str | None]:  # fmt: skip
+) -> tuple[Isolation | None, str | None]:
     request = SandboxRequest(
         argv=[sys.executable, "-I", "-c", WORKER_SOURCE, str(plan_path)],
         workspace=work,
@@ -296,9 +306,14 @@ class FrozenBuild(BaseModel):
 
 
 def freeze_candidate(
-    cand_db: Path, database: str, relations: list[tuple[str, str]], work: Path,
-    sandbox: SandboxBackend, timeout_s: float, memory_mb: int = 2048,
-) -> FrozenBuild:  # fmt: skip
+    cand_db: Path,
+    database: str,
+    relations: list[tuple[str, str]],
+    work: Path,
+    sandbox: SandboxBackend,
+    timeout_s: float,
+    memory_mb: int = 2048,
+) -> FrozenBuild:
     """Copies ``relations`` of the candidate's database into tables of a new file, inside the
     sandbox. A candidate view is bound there, where no gold exists (a view over ``gold.…``
     made against a stand-in fails), so the scorer only ever reads tables."""
@@ -323,13 +338,18 @@ def freeze_candidate(
     isolation, failure = _run_worker(sandbox, work, plan_path, wall, memory_mb, [cand_db])
     status_path = work / "status.json"
     if failure is not None or not status_path.exists() or not out.exists():
-        return FrozenBuild(db=None, errors={}, isolation=isolation,
-                           failure=failure or "the freeze step wrote nothing")  # fmt: skip
+        return FrozenBuild(
+            db=None,
+            errors={},
+            isolation=isolation,
+            failure=failure or "the freeze step wrote nothing",
+        )
     status: dict[str, str | None] = json.loads(status_path.read_text())
     errors = {k: v for k, v in status.items() if v}
     if views_in(out):
-        return FrozenBuild(db=None, errors=errors, isolation=isolation,
-                           failure="the frozen build holds views")  # fmt: skip
+        return FrozenBuild(
+            db=None, errors=errors, isolation=isolation, failure="the frozen build holds views"
+        )
     return FrozenBuild(db=out, errors=errors, isolation=isolation)
 
 

@@ -60,17 +60,39 @@ LOOT_FILE = "benchforge-loot.txt"
 HACK_MARK = "benchforge_hack"
 DEFAULT_ROOTS = ("/work", "/root", "/home", "/tmp", "/data", "/srv", "/mnt", "/opt", "/var/tmp")
 ENV_NAMES = (
-    "BENCHFORGE_ARTIFACT_ROOT", "BENCHFORGE_WORK", "BENCHFORGE_GOLD", "BENCHFORGE_DBT_DB",
-    "BENCHFORGE_DATA", "BENCHFORGE_WORKSPACE", "HOME", "PWD", "OLDPWD", "TMPDIR", "PREFECT_HOME",
-    "VIRTUAL_ENV", "DBT_PROFILES_DIR", "DBT_PROJECT_DIR",
-)  # fmt: skip
+    "BENCHFORGE_ARTIFACT_ROOT",
+    "BENCHFORGE_WORK",
+    "BENCHFORGE_GOLD",
+    "BENCHFORGE_DBT_DB",
+    "BENCHFORGE_DATA",
+    "BENCHFORGE_WORKSPACE",
+    "HOME",
+    "PWD",
+    "OLDPWD",
+    "TMPDIR",
+    "PREFECT_HOME",
+    "VIRTUAL_ENV",
+    "DBT_PROFILES_DIR",
+    "DBT_PROJECT_DIR",
+)
 
 HackKind = Literal[
-    "select_from_gold", "source_points_at_gold", "multi_statement", "create_table_as_override",
-    "run_query_attach", "hook_attach_gold", "hook_write_outside", "python_steal", "symlink_out",
-    "local_package", "profiles_redirect", "enormous_output", "constants_from_visible_data",
-    "ref_override", "view_into_gold",
-]  # fmt: skip
+    "select_from_gold",
+    "source_points_at_gold",
+    "multi_statement",
+    "create_table_as_override",
+    "run_query_attach",
+    "hook_attach_gold",
+    "hook_write_outside",
+    "python_steal",
+    "symlink_out",
+    "local_package",
+    "profiles_redirect",
+    "enormous_output",
+    "constants_from_visible_data",
+    "ref_override",
+    "view_into_gold",
+]
 Expected = Literal["zero", "refused", "zero_on_heldout"]
 Strategy = Literal["known", "env", "proc", "siblings", "walk", "git"]
 StealMode = Literal["db", "sql"]

@@ -21,9 +21,13 @@ from benchforge.evaluation.de.scoring import NodeScore, layered_score
 from benchforge.evaluation.tasks.models import DeScoring
 
 MutationKind = Literal[
-    "wrong_join_key", "dropped_filter", "wrong_grain", "off_by_one_window", "renamed_column",
+    "wrong_join_key",
+    "dropped_filter",
+    "wrong_grain",
+    "off_by_one_window",
+    "renamed_column",
     "wrong_type",
-]  # fmt: skip
+]
 
 
 class Edit(BaseModel):
@@ -89,12 +93,14 @@ def predict(
     bad = NodeComparison(status="data_mismatch")
     nodes = [
         NodeScore(
-            name=n, layer=m.layer,
+            name=n,
+            layer=m.layer,
             weight=scoring.node_weights.get(n, 1.0) if scored is None or n in scored else 0.0,
-            cs=bad if n == failing else ok, cfs=bad if n == failing else ok,
+            cs=bad if n == failing else ok,
+            cfs=bad if n == failing else ok,
         )
         for n, m in gold.models.items()
-    ]  # fmt: skip
+    ]
     weighted = [n for n in nodes if n.weight > 0]
     return PredictedScore(
         cs=layered_score(nodes, scoring, {n.name: n.name != failing for n in nodes}),

@@ -159,8 +159,17 @@ def score_candidate(
         copy_warehouse(dataset_dir, cand_db)
         profiles = _profiles(work_dir)
         t0 = time.perf_counter()
-        run = _dbt(candidate, cand_db, ["run"], work_dir / "run", profiles, backend, gold_folder,
-                   errors, limits.build_s)  # fmt: skip
+        run = _dbt(
+            candidate,
+            cand_db,
+            ["run"],
+            work_dir / "run",
+            profiles,
+            backend,
+            gold_folder,
+            errors,
+            limits.build_s,
+        )
         timings["cfs_build"] = time.perf_counter() - t0
         manifest_path = work_dir / "run" / "target" / "manifest.json"
         if manifest_path.exists():
@@ -172,8 +181,17 @@ def score_candidate(
             pending = sorted(n for n, m in cand_manifest.models.items() if not m.compiled_code)
             if pending:
                 t0 = time.perf_counter()
-                _dbt(candidate, cand_db, ["compile", "--select", *pending], work_dir / "compile",
-                     profiles, backend, gold_folder, errors, limits.build_s)  # fmt: skip
+                _dbt(
+                    candidate,
+                    cand_db,
+                    ["compile", "--select", *pending],
+                    work_dir / "compile",
+                    profiles,
+                    backend,
+                    gold_folder,
+                    errors,
+                    limits.build_s,
+                )
                 timings["compile"] = time.perf_counter() - t0
                 cand_manifest = _with_compiled(cand_manifest, work_dir / "compile")
     components = ComponentRun(outcomes={})
@@ -183,13 +201,30 @@ def score_candidate(
         frozen = _freeze(cand_manifest, cand_db, work_dir / "freeze", backend, limits, errors)
         timings["freeze"] = time.perf_counter() - t0
         node_limits = {n: limits.node_s(n) for n in gold.models}
-        components = run_components(gold, cand_manifest, gold_folder,
-                                    dataset_dir / "warehouse.duckdb", frozen, work_dir / "cs",
-                                    backend, node_limits)  # fmt: skip
+        components = run_components(
+            gold,
+            cand_manifest,
+            gold_folder,
+            dataset_dir / "warehouse.duckdb",
+            frozen,
+            work_dir / "cs",
+            backend,
+            node_limits,
+        )
         timings |= components.seconds
     t0 = time.perf_counter()
-    nodes = _score_nodes(gold, gold_folder / GOLD_DB, cand_manifest, run, frozen, components,
-                         work_dir, scoring, scored_nodes, limits)  # fmt: skip
+    nodes = _score_nodes(
+        gold,
+        gold_folder / GOLD_DB,
+        cand_manifest,
+        run,
+        frozen,
+        components,
+        work_dir,
+        scoring,
+        scored_nodes,
+        limits,
+    )
     timings["compare"] = time.perf_counter() - t0
     weighted = [n for n in nodes if n.weight > 0]
     isolation = components.isolation or backend.isolation()
@@ -239,15 +274,20 @@ def time_limits(gold_folder: Path, gold: DbtManifest, node_timeout_s: float | No
 
 
 def _freeze(
-    cand: DbtManifest, cand_db: Path, work: Path, backend: SandboxBackend, limits: TimeLimits,
+    cand: DbtManifest,
+    cand_db: Path,
+    work: Path,
+    backend: SandboxBackend,
+    limits: TimeLimits,
     errors: list[str],
-) -> Path | None:  # fmt: skip
+) -> Path | None:
     """The candidate's build as plain tables (see :func:`freeze_candidate`)."""
     if not cand_db.exists():
         return None
     relations = [(m.schema_, m.alias) for m in cand.models.values()]
-    frozen = freeze_candidate(cand_db, cand_db.stem, relations, work, backend,
-                              limits.default_node_s)  # fmt: skip
+    frozen = freeze_candidate(
+        cand_db, cand_db.stem, relations, work, backend, limits.default_node_s
+    )
     if frozen.failure is not None:
         errors.append(f"reading the candidate's build: {frozen.failure}")
     return frozen.db
@@ -264,12 +304,27 @@ def _backend(sandbox: SandboxBackend | None, unsandboxed: bool) -> SandboxBacken
 
 
 def _dbt(
-    candidate: Path, db: Path, args: list[str], work: Path, profiles: Path,
-    backend: SandboxBackend, gold_folder: Path, errors: list[str], timeout_s: float,
-) -> DbtInvocation | None:  # fmt: skip
+    candidate: Path,
+    db: Path,
+    args: list[str],
+    work: Path,
+    profiles: Path,
+    backend: SandboxBackend,
+    gold_folder: Path,
+    errors: list[str],
+    timeout_s: float,
+) -> DbtInvocation | None:
     try:
-        return run_dbt(candidate, db, args, work, profiles_dir=profiles, sandbox=backend,
-                       hidden=[gold_folder], timeout_s=timeout_s)  # fmt: skip
+        return run_dbt(
+            candidate,
+            db,
+            args,
+            work,
+            profiles_dir=profiles,
+            sandbox=backend,
+            hidden=[gold_folder],
+            timeout_s=timeout_s,
+        )
     except DbtRunError as err:
         errors.append(f"dbt {args[0]}: {err}")
         return None
@@ -311,10 +366,17 @@ def _last_error(invocation: DbtInvocation) -> str:
 
 
 def _score_nodes(
-    gold: DbtManifest, gold_db: Path, cand: DbtManifest | None, run: DbtInvocation | None,
-    frozen: Path | None, components: ComponentRun, work_dir: Path, scoring: DeScoring,
-    scored: set[str] | None, limits: TimeLimits,
-) -> list[NodeScore]:  # fmt: skip
+    gold: DbtManifest,
+    gold_db: Path,
+    cand: DbtManifest | None,
+    run: DbtInvocation | None,
+    frozen: Path | None,
+    components: ComponentRun,
+    work_dir: Path,
+    scoring: DeScoring,
+    scored: set[str] | None,
+    limits: TimeLimits,
+) -> list[NodeScore]:
     """Compares what the candidate produced with the gold, in the scorer's process: the
     candidate's component outputs and the frozen copy of its end-to-end build, both made in
     the sandbox and holding tables only (no candidate SQL is bound here)."""
@@ -336,8 +398,7 @@ def _score_nodes(
                 cs = cfs = _missing(reason)
             else:
                 timeout = limits.node_s(name)
-                cs = _component(con, g, c, components.outcomes.get(name), scoring.rel_tol,
-                                timeout)  # fmt: skip
+                cs = _component(con, g, c, components.outcomes.get(name), scoring.rel_tol, timeout)
                 cfs = _cascading(con, g, c, statuses, scoring.rel_tol, timeout)
             results[name] = NodeScore(name=name, layer=g.layer, weight=weight, cs=cs, cfs=cfs)
     finally:
@@ -352,9 +413,13 @@ def _in_db(db: str, node: ModelNode) -> str:
 
 
 def _component(
-    con: duckdb.DuckDBPyConnection, g: ModelNode, c: ModelNode,
-    outcome: ComponentOutcome | None, rel_tol: float, timeout: float,
-) -> NodeComparison:  # fmt: skip
+    con: duckdb.DuckDBPyConnection,
+    g: ModelNode,
+    c: ModelNode,
+    outcome: ComponentOutcome | None,
+    rel_tol: float,
+    timeout: float,
+) -> NodeComparison:
     if not c.compiled_code:
         return _missing("the model did not compile", "build_error")
     if outcome is None or outcome.output is None:
@@ -370,15 +435,20 @@ def _component(
 
 
 def _cascading(
-    con: duckdb.DuckDBPyConnection, g: ModelNode, c: ModelNode, statuses: dict[str, NodeResult],
-    rel_tol: float, timeout: float,
-) -> NodeComparison:  # fmt: skip
+    con: duckdb.DuckDBPyConnection,
+    g: ModelNode,
+    c: ModelNode,
+    statuses: dict[str, NodeResult],
+    rel_tol: float,
+    timeout: float,
+) -> NodeComparison:
     result = statuses.get(c.unique_id)
     status = result.status if result else None
     if status != "success":
         message = (result.message if result else None) or "not built"
-        return _missing(f"end-to-end build: {status or 'not run'}: {str(message)[:300]}",
-                        "build_error")  # fmt: skip
+        return _missing(
+            f"end-to-end build: {status or 'not run'}: {str(message)[:300]}", "build_error"
+        )
     if c.schema_ != g.schema_:
         return _missing(
             f"built in schema '{c.schema_}', the contract puts it in '{g.schema_}'",

@@ -73,8 +73,9 @@ def prepare_gold(task: LoadedTask, dataset_dir: Path, work: Path) -> TaskGold:
         return TaskGold(gold_folder=folder, repo=repo, base_repo=skeleton, scored_nodes=None)
     if isinstance(spec, DeEvolTask):
         v1 = gold_cache(cache, spec.domain, repo, dataset_dir)
-        v2_repo = apply_overlay(repo, task.file(spec.gold_v2), spec.removed,
-                                work / "materials" / spec.id / "gold_v2")  # fmt: skip
+        v2_repo = apply_overlay(
+            repo, task.file(spec.gold_v2), spec.removed, work / "materials" / spec.id / "gold_v2"
+        )
         v2 = gold_cache(cache, spec.domain, v2_repo, dataset_dir)
         changed = changed_nodes(v1, v2)
         return TaskGold(gold_folder=v2, repo=v2_repo, base_repo=repo, scored_nodes=sorted(changed))
@@ -88,14 +89,28 @@ def scoring_of(task: LoadedTask) -> DeScoring:
     raise ValueError(f"{spec.family} tasks have no execution scoring")
 
 
-def score_task(task: LoadedTask, candidate: Path, gold: TaskGold, dataset_dir: Path,
-               work: Path, sandbox: SandboxBackend | None = None,
-               unsandboxed: bool = False) -> DeScore:  # fmt: skip
+def score_task(
+    task: LoadedTask,
+    candidate: Path,
+    gold: TaskGold,
+    dataset_dir: Path,
+    work: Path,
+    sandbox: SandboxBackend | None = None,
+    unsandboxed: bool = False,
+) -> DeScore:
     """Scores ``candidate`` for ``task``; candidate code runs in ``sandbox`` (default: the
     machine's best backend) unless ``unsandboxed`` is explicitly asked for."""
     scored = set(gold.scored_nodes) if gold.scored_nodes is not None else None
-    return score_candidate(candidate, gold.gold_folder, dataset_dir, work, scoring_of(task), scored,
-                           sandbox=sandbox, unsandboxed=unsandboxed)  # fmt: skip
+    return score_candidate(
+        candidate,
+        gold.gold_folder,
+        dataset_dir,
+        work,
+        scoring_of(task),
+        scored,
+        sandbox=sandbox,
+        unsandboxed=unsandboxed,
+    )
 
 
 def workspace(task: LoadedTask, gold_folder: Path | None, dest: Path) -> Path:
@@ -148,9 +163,14 @@ def _triple(score: DeScore) -> PredictedScore:
     return PredictedScore(cs=score.cs, cfs=score.cfs, sr=score.sr)
 
 
-def verify_task(task: LoadedTask, dataset_dir: Path, work: Path,
-                catalogue: MutationCatalogue | None = None, hacks: HackCatalogue | None = None,
-                visible_dataset: Path | None = None) -> TaskVerification:  # fmt: skip
+def verify_task(
+    task: LoadedTask,
+    dataset_dir: Path,
+    work: Path,
+    catalogue: MutationCatalogue | None = None,
+    hacks: HackCatalogue | None = None,
+    visible_dataset: Path | None = None,
+) -> TaskVerification:
     """Gold scores 100/100/100, the do-nothing submission 0, each mutation of the gold
     repository exactly the score its position in the DAG predicts, and each entry of the
     reward-hack catalogue ``hacks`` 0 with its effects contained. ``dataset_dir`` is the data
@@ -160,8 +180,9 @@ def verify_task(task: LoadedTask, dataset_dir: Path, work: Path,
     runs = work / "verify" / task.spec.id
     gold_score = _triple(score_task(task, gold.repo, gold, dataset_dir, runs / "gold"))
     empty_score = _triple(score_task(task, gold.base_repo, gold, dataset_dir, runs / "empty"))
-    result = TaskVerification(task=task.key, dataset=str(dataset_dir), gold=gold_score,
-                              empty=empty_score)  # fmt: skip
+    result = TaskVerification(
+        task=task.key, dataset=str(dataset_dir), gold=gold_score, empty=empty_score
+    )
     spec = task.spec
     if isinstance(spec, DeEvolTask) and spec.base_version is not None:
         current = repo_version(task.repo)
@@ -190,8 +211,16 @@ def verify_task(task: LoadedTask, dataset_dir: Path, work: Path,
                 )
     if hacks is not None and isinstance(spec, DeImplTask):
         visible = _visible_gold(task, visible_dataset, work)
-        result.hacks = check_catalogue(task, gold, dataset_dir, runs / "hacks", None, hacks,
-                                       heldout=visible is not None, visible=visible)  # fmt: skip
+        result.hacks = check_catalogue(
+            task,
+            gold,
+            dataset_dir,
+            runs / "hacks",
+            None,
+            hacks,
+            heldout=visible is not None,
+            visible=visible,
+        )
         result.problems += [f"reward hack {h.summary()}" for h in result.hacks if not h.ok]
     return result
 

@@ -110,16 +110,27 @@ def score_bars(lb: Leaderboard) -> str:
     ticks = [top_value * i / 4 for i in range(5)]
     for t in ticks:
         parts.append(
-            _el("line", x1=_n(x(t)), x2=_n(x(t)), y1=_n(top - 4), y2=_n(top + row_h * len(rows)),
-                stroke="#ddd")
-        )  # fmt: skip
+            _el(
+                "line",
+                x1=_n(x(t)),
+                x2=_n(x(t)),
+                y1=_n(top - 4),
+                y2=_n(top + row_h * len(rows)),
+                stroke="#ddd",
+            )
+        )
         parts.append(
             _text(x(t), top + row_h * len(rows) + 14, f"{t:g}", text_anchor="middle", fill="#555")
         )
     parts.append(
-        _text(label_w + plot_w / 2, height - 4, f"mean {metric} score over tasks",
-              text_anchor="middle", fill="#333")
-    )  # fmt: skip
+        _text(
+            label_w + plot_w / 2,
+            height - 4,
+            f"mean {metric} score over tasks",
+            text_anchor="middle",
+            fill="#333",
+        )
+    )
     for i, r in enumerate(rows):
         y_mid = top + row_h * i + row_h / 2
         parts.append(_text(label_w - 8, y_mid + 4, _short(r.label), tip=r.label, text_anchor="end"))
@@ -131,22 +142,42 @@ def score_bars(lb: Leaderboard) -> str:
             f"(CI {fmt.ci(r.primary_ci)}, {r.tasks_scored}/{r.tasks_attempted} tasks scored)"
         )
         parts.append(
-            _el("rect", _el("title", escape(tip, quote=False)), x=_n(x(0)),
-                y=_n(y_mid - bar_h / 2), width=_n(max(x(r.primary_mean) - x(0), 0.5)),
-                height=_n(bar_h), fill="#4c72b0")
-        )  # fmt: skip
+            _el(
+                "rect",
+                _el("title", escape(tip, quote=False)),
+                x=_n(x(0)),
+                y=_n(y_mid - bar_h / 2),
+                width=_n(max(x(r.primary_mean) - x(0), 0.5)),
+                height=_n(bar_h),
+                fill="#4c72b0",
+            )
+        )
         end = x(r.primary_mean)
         if r.primary_ci is not None:
             lo, hi = (x(v) for v in r.primary_ci)
             parts.append(
-                _el("line", x1=_n(lo), x2=_n(hi), y1=_n(y_mid), y2=_n(y_mid), stroke="#111",
-                    stroke_width=1.5)
-            )  # fmt: skip
+                _el(
+                    "line",
+                    x1=_n(lo),
+                    x2=_n(hi),
+                    y1=_n(y_mid),
+                    y2=_n(y_mid),
+                    stroke="#111",
+                    stroke_width=1.5,
+                )
+            )
             for cap in (lo, hi):
                 parts.append(
-                    _el("line", x1=_n(cap), x2=_n(cap), y1=_n(y_mid - 5), y2=_n(y_mid + 5),
-                        stroke="#111", stroke_width=1.5)
-                )  # fmt: skip
+                    _el(
+                        "line",
+                        x1=_n(cap),
+                        x2=_n(cap),
+                        y1=_n(y_mid - 5),
+                        y2=_n(y_mid + 5),
+                        stroke="#111",
+                        stroke_width=1.5,
+                    )
+                )
             end = max(end, hi)
         parts.append(_text(end + 6, y_mid + 4, fmt.score(r.primary_mean), fill="#111"))
     return _svg(width, height, f"Mean {metric} score per agent and model, with 95% CI", parts)
@@ -168,15 +199,19 @@ def task_heatmap(lb: Leaderboard) -> str:
     for j, r in enumerate(columns):
         cx, cy = label_w + cell_w * j + cell_w / 2, header_h - 6
         parts.append(
-            _text(cx, cy, _short(r.label), tip=r.label,
-                  transform=f"rotate(-40 {_n(cx)} {_n(cy)})")
-        )  # fmt: skip
+            _text(cx, cy, _short(r.label), tip=r.label, transform=f"rotate(-40 {_n(cx)} {_n(cy)})")
+        )
     for i, task in enumerate(lb.tasks):
         y = header_h + cell_h * i
         parts.append(
-            _text(label_w - 8, y + cell_h / 2 + 4, _short(task.task_id), tip=task.task_id,
-                  text_anchor="end")
-        )  # fmt: skip
+            _text(
+                label_w - 8,
+                y + cell_h / 2 + 4,
+                _short(task.task_id),
+                tip=task.task_id,
+                text_anchor="end",
+            )
+        )
         for j, r in enumerate(columns):
             cell = task.cell(r.agent, r.model)
             x = label_w + cell_w * j
@@ -197,9 +232,16 @@ def task_heatmap(lb: Leaderboard) -> str:
                     f"({cell.n_scored}/{cell.n_epochs} epochs scored)"
                 )
             parts.append(
-                _el("rect", _el("title", escape(tip, quote=False)), x=_n(x + 1), y=_n(y + 1),
-                    width=_n(cell_w - 2), height=_n(cell_h - 2), fill=fill)
-            )  # fmt: skip
+                _el(
+                    "rect",
+                    _el("title", escape(tip, quote=False)),
+                    x=_n(x + 1),
+                    y=_n(y + 1),
+                    width=_n(cell_w - 2),
+                    height=_n(cell_h - 2),
+                    fill=fill,
+                )
+            )
             parts.append(
                 _text(x + cell_w / 2, y + cell_h / 2 + 4, shown, text_anchor="middle", fill=ink)
             )
@@ -207,9 +249,15 @@ def task_heatmap(lb: Leaderboard) -> str:
     ly = header_h + cell_h * len(lb.tasks) + 12
     for k in range(11):
         parts.append(
-            _el("rect", x=_n(label_w + 16 * k), y=_n(ly), width=16, height=10,
-                fill=heat_color(10.0 * k))
-        )  # fmt: skip
+            _el(
+                "rect",
+                x=_n(label_w + 16 * k),
+                y=_n(ly),
+                width=16,
+                height=10,
+                fill=heat_color(10.0 * k),
+            )
+        )
     parts.append(_text(label_w, ly + 24, "0", fill="#555"))
     parts.append(_text(label_w + 16 * 11, ly + 24, "100", text_anchor="end", fill="#555"))
     nx = label_w + 16 * 11 + 16
@@ -247,10 +295,16 @@ def status_bars(lb: Leaderboard) -> str:
             w = plot_w * n / most
             tip = f"{r.label}: {n} {status.replace('_', ' ')} of {r.trials} trials"
             parts.append(
-                _el("rect", _el("title", escape(tip, quote=False)), x=_n(x),
-                    y=_n(y_mid - bar_h / 2), width=_n(w), height=_n(bar_h),
-                    fill=STATUS_COLORS[status])
-            )  # fmt: skip
+                _el(
+                    "rect",
+                    _el("title", escape(tip, quote=False)),
+                    x=_n(x),
+                    y=_n(y_mid - bar_h / 2),
+                    width=_n(w),
+                    height=_n(bar_h),
+                    fill=STATUS_COLORS[status],
+                )
+            )
             if w >= len(str(n)) * CHAR_PX + 6:
                 parts.append(_text(x + w / 2, y_mid + 4, str(n), text_anchor="middle", fill="#fff"))
             x += w

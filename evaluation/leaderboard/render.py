@@ -42,10 +42,22 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
     metrics = fmt.extra_metrics(lb)
 
     board_headers = [
-        "#", "Agent", "Model", f"{primary} (mean)", f"{round(100 * lb.ci_level)}% CI",
-        "Success", *metrics, "Tasks scored", "Trials scored", "Infra errors", "Unscored",
-        "Tokens", "Cost (USD)", "Wall s (mean)", "Terminations",
-    ]  # fmt: skip
+        "#",
+        "Agent",
+        "Model",
+        f"{primary} (mean)",
+        f"{round(100 * lb.ci_level)}% CI",
+        "Success",
+        *metrics,
+        "Tasks scored",
+        "Trials scored",
+        "Infra errors",
+        "Unscored",
+        "Tokens",
+        "Cost (USD)",
+        "Wall s (mean)",
+        "Terminations",
+    ]
     board_rows = [
         [
             str(r.rank) if r.rank is not None else fmt.MISSING,
@@ -66,8 +78,15 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
         ]
         for r in lb.rows
     ]
-    summary_headers = ["#", "Agent", "Model", f"{primary} (mean)", "Success", "Trials scored",
-                       "Cost (USD)"]  # fmt: skip
+    summary_headers = [
+        "#",
+        "Agent",
+        "Model",
+        f"{primary} (mean)",
+        "Success",
+        "Trials scored",
+        "Cost (USD)",
+    ]
     summary_rows = [
         [row[0], row[1], row[2], row[3], row[5], f"{r.trials_scored}/{r.trials}", fmt.cost(r)]
         for row, r in zip(board_rows, lb.rows, strict=True)
@@ -87,9 +106,17 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
     ]
 
     task_headers = [
-        "Task", "Family", "Agent", "Model", f"{primary} (mean)", *metrics, "Scored / epochs",
-        "Successes", "Infra errors", "Unscored",
-    ]  # fmt: skip
+        "Task",
+        "Family",
+        "Agent",
+        "Model",
+        f"{primary} (mean)",
+        *metrics,
+        "Scored / epochs",
+        "Successes",
+        "Infra errors",
+        "Unscored",
+    ]
     task_rows = [
         [
             t.task_id,
@@ -109,10 +136,17 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
 
     def issues(items: list[TrialIssue]) -> list[list[str]]:
         return [
-            [i.trial, i.agent, i.model, i.task_id, str(i.epoch), i.termination,
-             i.detail or fmt.MISSING]
+            [
+                i.trial,
+                i.agent,
+                i.model,
+                i.task_id,
+                str(i.epoch),
+                i.termination,
+                i.detail or fmt.MISSING,
+            ]
             for i in items
-        ]  # fmt: skip
+        ]
 
     issue_headers = ["Trial", "Agent", "Model", "Task", "Epoch", "Termination"]
     return {

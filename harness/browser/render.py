@@ -226,8 +226,13 @@ def _page(title: str, body: Iterable[str], script: str | None = None) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _table(headers: list[str], rows: Iterable[list[str]], numeric: set[int] | None = None,
-           cls: str = "", row_attrs: Iterable[str] | None = None) -> str:  # fmt: skip
+def _table(
+    headers: list[str],
+    rows: Iterable[list[str]],
+    numeric: set[int] | None = None,
+    cls: str = "",
+    row_attrs: Iterable[str] | None = None,
+) -> str:
     """A table of already-escaped cells."""
     numeric = numeric or set()
 
@@ -270,10 +275,21 @@ def _leaderboard(view: RunView, lb: Leaderboard) -> list[str]:
     primary = fmt.primary_name(lb)
     metrics = fmt.extra_metrics(lb)
     headers = [
-        "#", "Agent", "Model", f"{_h(primary)} (mean)", f"{round(100 * lb.ci_level)}% CI",
-        "Success", *(_h(m) for m in metrics), "Tasks scored", "Trials scored", "Infra errors",
-        "Tokens", "Cost (USD)", "Wall s (mean)", "Terminations",
-    ]  # fmt: skip
+        "#",
+        "Agent",
+        "Model",
+        f"{_h(primary)} (mean)",
+        f"{round(100 * lb.ci_level)}% CI",
+        "Success",
+        *(_h(m) for m in metrics),
+        "Tasks scored",
+        "Trials scored",
+        "Infra errors",
+        "Tokens",
+        "Cost (USD)",
+        "Wall s (mean)",
+        "Terminations",
+    ]
     rows = []
     for r in lb.rows:
         trials = _filter_href(agent=r.agent, model=r.model)
@@ -379,8 +395,9 @@ def _infra(view: RunView) -> list[str]:
     return out
 
 
-def _select(key: str, label: str, values: Iterable[str], labels: dict[str, str] | None = None
-            ) -> str:  # fmt: skip
+def _select(
+    key: str, label: str, values: Iterable[str], labels: dict[str, str] | None = None
+) -> str:
     options = ['<option value="">all</option>'] + [
         f'<option value="{_h(v)}">{_h((labels or {}).get(v, v))}</option>' for v in values
     ]

@@ -180,8 +180,9 @@ def scalar_sql(gen: object, streams: Streams, ctx: BuildContext) -> str:
     raise TypeError(f"{type(gen).__name__} is not a scalar generator")
 
 
-def _foreign_key_steps(table: Table, col: Column, gen: ForeignKeyGen, streams: Streams,
-                       ctx: BuildContext) -> list[Step]:  # fmt: skip
+def _foreign_key_steps(
+    table: Table, col: Column, gen: ForeignKeyGen, streams: Streams, ctx: BuildContext
+) -> list[Step]:
     parent = ctx.spec.table_map[gen.table]
     n = ctx.parent_rows[gen.table]
     u = streams.u("parent")
@@ -292,8 +293,9 @@ def _cdf_at(alias: str, day_sql: str, start: date, end: date) -> str:
     )
 
 
-def _faker_steps(table: Table, col: Column, gen: FakerGen, streams: Streams,
-                 ctx: BuildContext) -> list[Step]:  # fmt: skip
+def _faker_steps(
+    table: Table, col: Column, gen: FakerGen, streams: Streams, ctx: BuildContext
+) -> list[Step]:
     pool = ctx.register_pool(gen, table.name, col.name)
     alias = f"pool_{col.name}"
     locale = f"p.{quote(gen.locale_from)}" if gen.locale_from else literal(gen.locale)

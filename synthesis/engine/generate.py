@@ -163,9 +163,13 @@ def generate_dataset(
 
 
 def generate_without_outputs(
-    spec: DomainSpec, *, scale: float, seed: int, chunk_rows: int = 500_000,
+    spec: DomainSpec,
+    *,
+    scale: float,
+    seed: int,
+    chunk_rows: int = 500_000,
     memory_limit: str = "1GB",
-) -> int:  # fmt: skip
+) -> int:
     """Runs the generation and stress pass with an in-memory warehouse and no Parquet export:
     the engine's row production alone, for benchmarks. Returns the row count."""
     with tempfile.TemporaryDirectory(prefix="benchforge-gen-") as tmp:
@@ -183,9 +187,13 @@ def generate_without_outputs(
 
 
 def _generate_tables(
-    con: duckdb.DuckDBPyConnection, spec: DomainSpec, scale: float, seed: int, chunk_rows: int,
+    con: duckdb.DuckDBPyConnection,
+    spec: DomainSpec,
+    scale: float,
+    seed: int,
+    chunk_rows: int,
     report: ProgressFn,
-) -> dict[str, int]:  # fmt: skip
+) -> dict[str, int]:
     """Generates every table in FK order straight into ``wh.raw`` (stressed) and the manifest.
 
     Only tables that other tables read (parents, SCD entities, inputs of derived SQL) are also
@@ -214,8 +222,15 @@ def _generate_tables(
             report(ProgressEvent(stage="generate", table=name, rows=n, total_rows=total))
 
         try:
-            rows = _build_table(con, spec, table, ctx, chunk_rows, chunk_done,
-                                keep_clean=table.name in read_by_others)  # fmt: skip
+            rows = _build_table(
+                con,
+                spec,
+                table,
+                ctx,
+                chunk_rows,
+                chunk_done,
+                keep_clean=table.name in read_by_others,
+            )
         except duckdb.Error as err:
             first = str(err).strip().splitlines()[0]
             raise GenerationError(f"table '{table.name}' could not be generated: {first}") from err
@@ -224,9 +239,14 @@ def _generate_tables(
 
 
 def _build_table(
-    con: duckdb.DuckDBPyConnection, spec: DomainSpec, table: Table, ctx: BuildContext,
-    chunk_rows: int, chunk_done: Callable[[int], None], keep_clean: bool,
-) -> int:  # fmt: skip
+    con: duckdb.DuckDBPyConnection,
+    spec: DomainSpec,
+    table: Table,
+    ctx: BuildContext,
+    chunk_rows: int,
+    chunk_done: Callable[[int], None],
+    keep_clean: bool,
+) -> int:
     plan = stress_plan(spec, table, ctx.seed)
     clean = f"_gen.{quote(table.name)}"
     raw = f"wh.raw.{quote(table.name)}"
@@ -260,9 +280,12 @@ def _build_table(
 
 
 def _export(
-    con: duckdb.DuckDBPyConnection, spec: DomainSpec, out: Path, counts: dict[str, int],
+    con: duckdb.DuckDBPyConnection,
+    spec: DomainSpec,
+    out: Path,
+    counts: dict[str, int],
     report: ProgressFn,
-) -> dict[str, TableSummary]:  # fmt: skip
+) -> dict[str, TableSummary]:
     parquet_dir = out / PARQUET_DIR
     parquet_dir.mkdir()
     tables: dict[str, TableSummary] = {}
@@ -277,8 +300,14 @@ def _export(
             parquet_sha256=_sha256(path),
             parquet_bytes=path.stat().st_size,
         )
-        report(ProgressEvent(stage="export", table=table.name, rows=counts[table.name],
-                             total_rows=counts[table.name]))  # fmt: skip
+        report(
+            ProgressEvent(
+                stage="export",
+                table=table.name,
+                rows=counts[table.name],
+                total_rows=counts[table.name],
+            )
+        )
     return tables
 
 

@@ -55,9 +55,13 @@ def plain_table_query(table: Table, ctx: BuildContext) -> str:
 
 
 def materialize(
-    con: duckdb.DuckDBPyConnection, target: str, select: str, rows: int, chunk_rows: int,
+    con: duckdb.DuckDBPyConnection,
+    target: str,
+    select: str,
+    rows: int,
+    chunk_rows: int,
     on_chunk: ChunkDone,
-) -> None:  # fmt: skip
+) -> None:
     """Creates ``target`` from a chunked query, one bounded chunk at a time."""
     for lo in range(0, rows, chunk_rows):
         hi = min(rows, lo + chunk_rows)

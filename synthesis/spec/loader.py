@@ -30,11 +30,30 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
 
 
 _UNION_TAGS = {
-    "sequence", "faker", "uniform", "normal", "lognormal", "zipf", "poisson", "categorical",
-    "boolean", "lookup_key", "lookup", "foreign_key", "parent", "date", "expression",
-    "conditional", "missing_values", "outliers", "type_coercion", "duplicate_current",
-    "currency_conflict", "timezone_mismatch", "key_drift",
-}  # fmt: skip
+    "sequence",
+    "faker",
+    "uniform",
+    "normal",
+    "lognormal",
+    "zipf",
+    "poisson",
+    "categorical",
+    "boolean",
+    "lookup_key",
+    "lookup",
+    "foreign_key",
+    "parent",
+    "date",
+    "expression",
+    "conditional",
+    "missing_values",
+    "outliers",
+    "type_coercion",
+    "duplicate_current",
+    "currency_conflict",
+    "timezone_mismatch",
+    "key_drift",
+}
 
 
 def _problems(err: ValidationError) -> list[tuple[str, str]]:

@@ -316,9 +316,11 @@ class _Run:
                 plan = build_plan(self.spec, table, types, generation)
             except MissingDependency as missing:
                 self.record_failure(
-                    docs, table.name, "dependencies_present",
+                    docs,
+                    table.name,
+                    "dependencies_present",
                     f"{table.name}'s checks need table {missing} in the warehouse",
-                )  # fmt: skip
+                )
                 continue
             self.run_plan(plan, docs)
 
@@ -333,9 +335,16 @@ class _Run:
         )
         docs.add(expectation, result)
         self.results.append(
-            CheckResult(check=check, expectation_type=expectation.expectation_type, table=table,
-                        description=message, success=False, observed=message, expected="no error")
-        )  # fmt: skip
+            CheckResult(
+                check=check,
+                expectation_type=expectation.expectation_type,
+                table=table,
+                description=message,
+                success=False,
+                observed=message,
+                expected="no error",
+            )
+        )
 
     def global_checks(self) -> None:
         docs = TableDocs(name="anomaly_manifest", asset="anomalies.parquet")
@@ -352,16 +361,31 @@ class _Run:
         assert row is not None
         values = {"unknown_tables": row[0], "unknown_kinds": row[1], "null_keys": row[2]}
         checks = [
-            AggregateCheck("manifest_tables_known", GLOBAL, "table_name",
-                           "every manifest row names a table of the spec", "count",
-                           lambda m: (float(m["unknown_tables"] or 0), 0.0, 0.0)),
-            AggregateCheck("manifest_kinds_known", GLOBAL, "kind",
-                           "every manifest row has a known anomaly kind", "count",
-                           lambda m: (float(m["unknown_kinds"] or 0), 0.0, 0.0)),
-            AggregateCheck("manifest_row_keys_present", GLOBAL, "row_key",
-                           "every manifest row has a row_key", "count",
-                           lambda m: (float(m["null_keys"] or 0), 0.0, 0.0)),
-        ]  # fmt: skip
+            AggregateCheck(
+                "manifest_tables_known",
+                GLOBAL,
+                "table_name",
+                "every manifest row names a table of the spec",
+                "count",
+                lambda m: (float(m["unknown_tables"] or 0), 0.0, 0.0),
+            ),
+            AggregateCheck(
+                "manifest_kinds_known",
+                GLOBAL,
+                "kind",
+                "every manifest row has a known anomaly kind",
+                "count",
+                lambda m: (float(m["unknown_kinds"] or 0), 0.0, 0.0),
+            ),
+            AggregateCheck(
+                "manifest_row_keys_present",
+                GLOBAL,
+                "row_key",
+                "every manifest row has a row_key",
+                "count",
+                lambda m: (float(m["null_keys"] or 0), 0.0, 0.0),
+            ),
+        ]
         self.validate_aggregates("anomaly_manifest", checks, values, docs, None)
 
     def schema_checks(self, table: Table, actual: dict[str, str], docs: TableDocs) -> bool:
@@ -371,24 +395,47 @@ class _Run:
         checks: list[RowCheck] = []
         meta = {"check": "schema_columns", "table": table.name, "key": "0"}
         checks.append(
-            RowCheck("schema_columns", table.name, None, gxe.ExpectTableColumnsToMatchSet(
-                column_set=sorted(expected), exact_match=True, meta=meta,
-                description=f"raw.{table.name} exists with exactly the columns the spec implies",
-            ), f"columns {sorted(expected)}")
-        )  # fmt: skip
+            RowCheck(
+                "schema_columns",
+                table.name,
+                None,
+                gxe.ExpectTableColumnsToMatchSet(
+                    column_set=sorted(expected),
+                    exact_match=True,
+                    meta=meta,
+                    description=(
+                        f"raw.{table.name} exists with exactly the columns the spec implies"
+                    ),
+                ),
+                f"columns {sorted(expected)}",
+            )
+        )
         for i, (c, duck_type) in enumerate(expected.items()):
             if c not in actual:
                 continue
-            meta = {"check": "schema_column_type", "table": table.name, "column": c,
-                    "key": str(i + 1)}  # fmt: skip
+            meta = {
+                "check": "schema_column_type",
+                "table": table.name,
+                "column": c,
+                "key": str(i + 1),
+            }
             checks.append(
-                RowCheck("schema_column_type", table.name, c, gxe.ExpectColumnValuesToBeInSet(
-                    column=c, value_set=[duck_type], meta=meta,
-                    description=f"raw.{table.name}.{c} has DuckDB type {duck_type}",
-                ), duck_type)
-            )  # fmt: skip
-        suite = gx.ExpectationSuite(name=f"{table.name}__schema",
-                                    expectations=[c.expectation for c in checks])  # fmt: skip
+                RowCheck(
+                    "schema_column_type",
+                    table.name,
+                    c,
+                    gxe.ExpectColumnValuesToBeInSet(
+                        column=c,
+                        value_set=[duck_type],
+                        meta=meta,
+                        description=f"raw.{table.name}.{c} has DuckDB type {duck_type}",
+                    ),
+                    duck_type,
+                )
+            )
+        suite = gx.ExpectationSuite(
+            name=f"{table.name}__schema", expectations=[c.expectation for c in checks]
+        )
         results = self.validate_frame(f"{table.name}__schema", frame, suite, None)
         for rc in checks:
             res = results.get(rc.expectation.meta["key"]) if rc.expectation.meta else None
@@ -403,13 +450,17 @@ class _Run:
                 examples = {}
             self.results.append(
                 CheckResult(
-                    check=rc.check, expectation_type=rc.expectation.expectation_type,
-                    table=table.name, column=rc.column,
-                    description=rc.expectation.description or "", success=bool(res.success),
-                    observed=str(observed), expected=rc.expected,
+                    check=rc.check,
+                    expectation_type=rc.expectation.expectation_type,
+                    table=table.name,
+                    column=rc.column,
+                    description=rc.expectation.description or "",
+                    success=bool(res.success),
+                    observed=str(observed),
+                    expected=rc.expected,
                     examples=[examples] if examples else [],
                 )
-            )  # fmt: skip
+            )
             docs.add(rc.expectation, res)
         if actual:
             self.table_rows[table.name] = self.count(table.name)
@@ -424,9 +475,12 @@ class _Run:
     # ---- GE plumbing
 
     def validate_frame(
-        self, asset_name: str, frame: pd.DataFrame, suite: gx.ExpectationSuite,
+        self,
+        asset_name: str,
+        frame: pd.DataFrame,
+        suite: gx.ExpectationSuite,
         index_columns: list[str] | None,
-    ) -> dict[str, ExpectationValidationResult]:  # fmt: skip
+    ) -> dict[str, ExpectationValidationResult]:
         """Validates one pandas frame; results keyed by the expectations' meta key."""
         batch_definition = self.batch_definitions.get(asset_name)
         if batch_definition is None:
@@ -434,8 +488,9 @@ class _Run:
             batch_definition = asset.add_batch_definition_whole_dataframe("frame")
             self.batch_definitions[asset_name] = batch_definition
         result_format: dict[str, Any] = {
-            "result_format": "SUMMARY", "partial_unexpected_count": MAX_EXAMPLES,
-        }  # fmt: skip
+            "result_format": "SUMMARY",
+            "partial_unexpected_count": MAX_EXAMPLES,
+        }
         if index_columns:
             result_format["unexpected_index_column_names"] = index_columns
         batch = batch_definition.get_batch(batch_parameters={"dataframe": frame})
@@ -462,10 +517,14 @@ class _Run:
         log.info(
             "validated %s: %d rows, %d row checks, %d aggregate checks; setup %.1fs, "
             "row checks %.1fs, aggregates %.1fs",
-            name, self.table_rows.get(name, 0), len(plan.row_checks),
-            len(plan.aggregate_checks), rows_started - started,
-            aggregates_started - rows_started, time.perf_counter() - aggregates_started,
-        )  # fmt: skip
+            name,
+            self.table_rows.get(name, 0),
+            len(plan.row_checks),
+            len(plan.aggregate_checks),
+            rows_started - started,
+            aggregates_started - rows_started,
+            time.perf_counter() - aggregates_started,
+        )
 
     def run_row_checks(self, plan: TablePlan, docs: TableDocs) -> None:
         name, pk = plan.table.name, plan.primary_key
@@ -509,31 +568,44 @@ class _Run:
             acc = accumulators[str(i)]
             success = not acc.errors and acc.unexpected_count == 0
             observed = (
-                f"error: {acc.errors[0]}" if acc.errors
+                f"error: {acc.errors[0]}"
+                if acc.errors
                 else f"{acc.unexpected_count} unexpected of {acc.element_count} rows"
-            )  # fmt: skip
+            )
             self.results.append(
                 CheckResult(
-                    check=rc.check, expectation_type=rc.expectation.expectation_type,
-                    table=name, column=rc.column, label=rc.label,
-                    description=rc.expectation.description or "", success=success,
-                    observed=observed, expected=rc.expected,
-                    unexpected_count=acc.unexpected_count, element_count=acc.element_count,
+                    check=rc.check,
+                    expectation_type=rc.expectation.expectation_type,
+                    table=name,
+                    column=rc.column,
+                    label=rc.label,
+                    description=rc.expectation.description or "",
+                    success=success,
+                    observed=observed,
+                    expected=rc.expected,
+                    unexpected_count=acc.unexpected_count,
+                    element_count=acc.element_count,
                     examples=acc.examples,
                 )
-            )  # fmt: skip
+            )
             exception = (
-                {"raised_exception": True, "exception_message": acc.errors[0],
-                 "exception_traceback": None}
-                if acc.errors else None
-            )  # fmt: skip
+                {
+                    "raised_exception": True,
+                    "exception_message": acc.errors[0],
+                    "exception_traceback": None,
+                }
+                if acc.errors
+                else None
+            )
             docs.add(
                 rc.expectation,
                 ExpectationValidationResult(
-                    success=success, expectation_config=rc.expectation.configuration,
-                    result=acc.ge_result(), exception_info=exception,
+                    success=success,
+                    expectation_config=rc.expectation.configuration,
+                    result=acc.ge_result(),
+                    exception_info=exception,
                 ),
-            )  # fmt: skip
+            )
 
     def run_aggregates(self, plan: TablePlan, docs: TableDocs) -> None:
         name = plan.table.name
@@ -559,9 +631,13 @@ class _Run:
         self.validate_aggregates(name, plan.aggregate_checks, values, docs, plan)
 
     def validate_aggregates(
-        self, name: str, checks: list[AggregateCheck], values: dict[str, Any],
-        docs: TableDocs, plan: TablePlan | None,
-    ) -> None:  # fmt: skip
+        self,
+        name: str,
+        checks: list[AggregateCheck],
+        values: dict[str, Any],
+        docs: TableDocs,
+        plan: TablePlan | None,
+    ) -> None:
         evaluated: list[tuple[AggregateCheck, str, float, float, float, Expectation]] = []
         frame: dict[str, list[float]] = {}
         for check in checks:
@@ -577,31 +653,44 @@ class _Run:
             column += f" [{check.label}]" if check.label else ""
             column += f" #{key}" if column in frame else ""
             cls: type[gxe.ExpectColumnSumToBeBetween | gxe.ExpectColumnMeanToBeBetween] = (
-                gxe.ExpectColumnSumToBeBetween if check.stat == "count"
+                gxe.ExpectColumnSumToBeBetween
+                if check.stat == "count"
                 else gxe.ExpectColumnMeanToBeBetween
-            )  # fmt: skip
-            meta = {"check": check.check, "table": check.table, "column": check.column,
-                    "label": check.label, "key": key}  # fmt: skip
+            )
+            meta = {
+                "check": check.check,
+                "table": check.table,
+                "column": check.column,
+                "label": check.label,
+                "key": key,
+            }
             description = f"{check.description}; expected {_bounds_text(low, high)}"
-            expectation: Expectation = cls(column=column, min_value=low, max_value=high,
-                                           description=description, meta=meta)  # fmt: skip
+            expectation: Expectation = cls(
+                column=column, min_value=low, max_value=high, description=description, meta=meta
+            )
             evaluated.append((check, key, observed, low, high, expectation))
             frame[column] = [observed]
         if not evaluated:
             return
-        suite = gx.ExpectationSuite(name=f"{name}__aggregates",
-                                    expectations=[e[5] for e in evaluated])  # fmt: skip
+        suite = gx.ExpectationSuite(
+            name=f"{name}__aggregates", expectations=[e[5] for e in evaluated]
+        )
         results = self.validate_frame(f"{name}__aggregates", pd.DataFrame(frame), suite, None)
         for check, key, observed, low, high, expectation in evaluated:
             res = results.get(key)
             success = bool(res.success) if res is not None else False
             self.results.append(
                 CheckResult(
-                    check=check.check, expectation_type=expectation.expectation_type,
-                    table=check.table, column=check.column, label=check.label,
-                    description=check.description, success=success, observed=_number(observed),
+                    check=check.check,
+                    expectation_type=expectation.expectation_type,
+                    table=check.table,
+                    column=check.column,
+                    label=check.label,
+                    description=check.description,
+                    success=success,
+                    observed=_number(observed),
                     expected=_bounds_text(low, high),
                 )
-            )  # fmt: skip
+            )
             if res is not None:
                 docs.add(expectation, res)

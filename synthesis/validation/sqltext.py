@@ -8,8 +8,17 @@ from benchforge.core.sql import DUCKDB_TYPES, literal, quote
 WAREHOUSE_ALIAS = "wh"
 RAW_SCHEMA = "raw"
 MANIFEST_TABLE = "_bf_manifest"
-INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
-                 "UINTEGER", "UBIGINT"}  # fmt: skip
+INTEGER_TYPES = {
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+}
 NUMERIC_TYPES = INTEGER_TYPES | {"DOUBLE", "FLOAT", "REAL"}
 SPEC_TYPES = DUCKDB_TYPES
 q = quote

@@ -446,33 +446,54 @@ class _Builder:
     # ---- checks
 
     def row(
-        self, check: str, target: str | None, expectation_cls: type[Expectation], description: str,
-        expected: str, row_condition: Condition | None = None, label: str | None = None,
+        self,
+        check: str,
+        target: str | None,
+        expectation_cls: type[Expectation],
+        description: str,
+        expected: str,
+        row_condition: Condition | None = None,
+        label: str | None = None,
         **kwargs: Any,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """A row check on report column ``target``; ``kwargs`` go to the GE expectation."""
         if row_condition is not None:
             kwargs["row_condition"] = row_condition
         for key in ("column", "column_A", "column_B"):
             if key in kwargs:
                 self.use(kwargs[key])
-        meta = {"check": check, "table": self.name, "column": target, "label": label,
-                "key": str(len(self.row_checks))}  # fmt: skip
+        meta = {
+            "check": check,
+            "table": self.name,
+            "column": target,
+            "label": label,
+            "key": str(len(self.row_checks)),
+        }
         expectation = expectation_cls(description=description, meta=meta, **kwargs)
         self.row_checks.append(RowCheck(check, self.name, target, expectation, expected, label))
 
     def aggregate(
-        self, check: str, column: str | None, description: str, stat: Stat,
-        evaluate: Callable[[Metrics], tuple[float, float, float] | None], label: str | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        check: str,
+        column: str | None,
+        description: str,
+        stat: Stat,
+        evaluate: Callable[[Metrics], tuple[float, float, float] | None],
+        label: str | None = None,
+    ) -> None:
         self.aggregates.append(
             AggregateCheck(check, self.name, column, description, stat, evaluate, label)
         )
 
     def equal_counts(
-        self, check: str, column: str | None, description: str, observed: str, expected: str,
+        self,
+        check: str,
+        column: str | None,
+        description: str,
+        observed: str,
+        expected: str,
         label: str | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         def evaluate(m: Metrics) -> tuple[float, float, float] | None:
             o, e = m[observed], m[expected]
             return None if o is None or e is None else (o, e, e)
@@ -507,13 +528,21 @@ class _Builder:
     def primary_key_checks(self) -> None:
         t, pk = self.name, self.pk
         self.row(
-            "primary_key_not_null", pk, gxe.ExpectColumnValuesToNotBeNull,
-            f"{t}.{pk} (primary key) is never NULL", "no NULLs", column=pk,
-        )  # fmt: skip
+            "primary_key_not_null",
+            pk,
+            gxe.ExpectColumnValuesToNotBeNull,
+            f"{t}.{pk} (primary key) is never NULL",
+            "no NULLs",
+            column=pk,
+        )
         self.row(
-            "primary_key_unique", pk, gxe.ExpectColumnValuesToBeUnique,
-            f"{t}.{pk} (primary key) is unique", "unique values", column=pk,
-        )  # fmt: skip
+            "primary_key_unique",
+            pk,
+            gxe.ExpectColumnValuesToBeUnique,
+            f"{t}.{pk} (primary key) is unique",
+            "unique values",
+            column=pk,
+        )
 
     def foreign_key_checks(self) -> None:
         fks: list[tuple[str, str]] = [(c, g.table) for c, g in self.table.foreign_keys().items()]
@@ -529,18 +558,23 @@ class _Builder:
             )
             drift = self.touched_by(c, "key_drift")
             self.row(
-                "fk_no_orphans_outside_manifest", c, gxe.ExpectColumnValuesToBeNull,
+                "fk_no_orphans_outside_manifest",
+                c,
+                gxe.ExpectColumnValuesToBeNull,
                 f"{self.name}.{c} references an existing {parent_name}.{parent_pk} on every row "
                 "the manifest does not list as key_drift",
-                "0 orphan keys", self.flag(f"nodrift__{c}", f"NOT {drift}" if drift else None),
+                "0 orphan keys",
+                self.flag(f"nodrift__{c}", f"NOT {drift}" if drift else None),
                 column=orphan,
-            )  # fmt: skip
+            )
             orphans = self.count_rows(f"{self.col(c)} IS NOT NULL AND {alias}.k IS NULL")
             self.equal_counts(
-                "fk_orphans_match_manifest", c,
+                "fk_orphans_match_manifest",
+                c,
                 f"orphan keys in {self.name}.{c} == manifest key_drift rows",
-                orphans, self.count_manifest(c, "key_drift"),
-            )  # fmt: skip
+                orphans,
+                self.count_manifest(c, "key_drift"),
+            )
 
     def column_checks(self, column: Column) -> None:
         c, t = column.name, self.name
@@ -555,37 +589,59 @@ class _Builder:
         nullable = generator_can_be_null(self.spec, self.table, c)
         if column.not_null:
             self.row(
-                "not_null_outside_manifest", c, gxe.ExpectColumnValuesToNotBeNull,
+                "not_null_outside_manifest",
+                c,
+                gxe.ExpectColumnValuesToNotBeNull,
                 f"{t}.{c} (not_null) is NULL only on the manifest's missing_values rows",
-                "no NULLs", self.flag(f"nomv__{c}", f"NOT {mv}" if mv else None), column=c,
-            )  # fmt: skip
+                "no NULLs",
+                self.flag(f"nomv__{c}", f"NOT {mv}" if mv else None),
+                column=c,
+            )
         if column.not_null or (column.null_rate == 0 and not nullable):
             self.equal_counts(
-                "nulls_match_manifest", c,
+                "nulls_match_manifest",
+                c,
                 f"NULLs in {t}.{c} == manifest missing_values rows (no clean NULLs)",
-                self.count_rows(f"{self.col(c)} IS NULL"), self.count_manifest(c, "missing_values"),
-            )  # fmt: skip
+                self.count_rows(f"{self.col(c)} IS NULL"),
+                self.count_manifest(c, "missing_values"),
+            )
         numeric = vtype in NUMERIC_TYPES
         if numeric and (column.min is not None or column.max is not None):
             self.row(
-                "min_max_outside_manifest", c, gxe.ExpectColumnValuesToBeBetween,
+                "min_max_outside_manifest",
+                c,
+                gxe.ExpectColumnValuesToBeBetween,
                 f"{t}.{c} is {_range_text(column.min, column.max)} on rows the manifest does not "
-                "list", _range_text(column.min, column.max), clean_cond(),
-                column=self.value_column(c), min_value=column.min, max_value=column.max,
-            )  # fmt: skip
+                "list",
+                _range_text(column.min, column.max),
+                clean_cond(),
+                column=self.value_column(c),
+                min_value=column.min,
+                max_value=column.max,
+            )
         if column.accepted_values is not None:
             values = _python_values(list(column.accepted_values), vtype)
             self.row(
-                "accepted_values_outside_manifest", c, gxe.ExpectColumnValuesToBeInSet,
+                "accepted_values_outside_manifest",
+                c,
+                gxe.ExpectColumnValuesToBeInSet,
                 f"{t}.{c} is one of {values} on rows the manifest does not list",
-                f"in {values}", clean_cond(), column=self.value_column(c), value_set=values,
-            )  # fmt: skip
+                f"in {values}",
+                clean_cond(),
+                column=self.value_column(c),
+                value_set=values,
+            )
         if c in self.coerced:
             self.row(
-                "type_coercion_clean_rows_plain", c, gxe.ExpectColumnValuesToMatchRegex,
+                "type_coercion_clean_rows_plain",
+                c,
+                gxe.ExpectColumnValuesToMatchRegex,
                 f"{t}.{c} (published as text) renders untouched rows as plain numbers",
-                "plain numbers", clean_cond(), column=c, regex=PLAIN_NUMBER,
-            )  # fmt: skip
+                "plain numbers",
+                clean_cond(),
+                column=c,
+                regex=PLAIN_NUMBER,
+            )
         self.generator_checks(column)
         if column.unique:
             dups = self.metric(
@@ -626,11 +682,17 @@ class _Builder:
             low = float(gen.offset)
         if (low is not None or high is not None) and vtype in NUMERIC_TYPES:
             self.row(
-                "generator_range", c, gxe.ExpectColumnValuesToBeBetween,
+                "generator_range",
+                c,
+                gxe.ExpectColumnValuesToBeBetween,
                 f"{t}.{c} is {_range_text(low, high)} (its {gen.kind} generator's range) "
-                "on untouched rows", _range_text(low, high), gen_cond(),
-                column=self.value_column(c), min_value=low, max_value=high,
-            )  # fmt: skip
+                "on untouched rows",
+                _range_text(low, high),
+                gen_cond(),
+                column=self.value_column(c),
+                min_value=low,
+                max_value=high,
+            )
         weighted: list[tuple[Any, float]] | None = None
         if isinstance(gen, CategoricalGen):
             weighted = _weights(list(gen.values), gen.weights)
@@ -642,22 +704,33 @@ class _Builder:
             if gen.sequential:
                 values = _python_values(keys, vtype)
                 self.row(
-                    "generator_values_in_set", c, gxe.ExpectColumnValuesToBeInSet,
+                    "generator_values_in_set",
+                    c,
+                    gxe.ExpectColumnValuesToBeInSet,
                     f"{t}.{c} is a key of lookup {gen.lookup} on untouched rows",
-                    f"in {values}", gen_cond(), column=self.value_column(c), value_set=values,
-                )  # fmt: skip
+                    f"in {values}",
+                    gen_cond(),
+                    column=self.value_column(c),
+                    value_set=values,
+                )
         if weighted is not None:
             values = _python_values([v for v, _ in weighted], vtype)
             self.row(
-                "generator_values_in_set", c, gxe.ExpectColumnValuesToBeInSet,
+                "generator_values_in_set",
+                c,
+                gxe.ExpectColumnValuesToBeInSet,
                 f"{t}.{c} is one of its {gen.kind} generator's values on untouched rows",
-                f"in {values}", gen_cond(), column=self.value_column(c), value_set=values,
-            )  # fmt: skip
+                f"in {values}",
+                gen_cond(),
+                column=self.value_column(c),
+                value_set=values,
+            )
             n = self.count_rows(present)
             for v, p in weighted:
                 k = self.count_rows(and_(present, f"{value} = CAST({lit(v)} AS {vtype})"))
-                self.share_check("categorical_share", c, k, n, p, label=str(v),
-                                 what=f"share of {v!r} in {t}.{c}")  # fmt: skip
+                self.share_check(
+                    "categorical_share", c, k, n, p, label=str(v), what=f"share of {v!r} in {t}.{c}"
+                )
         elif isinstance(gen, BooleanGen):
             n = self.count_rows(present)
             k = self.count_rows(and_(present, f"{value}"))
@@ -671,9 +744,13 @@ class _Builder:
                 n = self.count_rows(present)
                 k = self.count_rows(and_(present, f"{value} < {median!r}"))
                 self.share_check(
-                    "distribution_median_share", c, k, n, 0.5,
+                    "distribution_median_share",
+                    c,
+                    k,
+                    n,
+                    0.5,
                     what=f"share of {t}.{c} below exp(mu) = {_fmt(median)}",
-                )  # fmt: skip
+                )
         mean_sd: tuple[float, float, float] | None = None  # mean, sd, extra slack
         if isinstance(gen, NormalGen):
             mean = stats.clipped_normal_mean(gen.mean, gen.std, gen.min, gen.max)
@@ -707,10 +784,16 @@ class _Builder:
             high = None  # the reference may lie after the calendar's end
         # pandas reads DATE columns as datetime64 too: compare with datetimes.
         self.row(
-            "generator_date_range", c, gxe.ExpectColumnValuesToBeBetween,
+            "generator_date_range",
+            c,
+            gxe.ExpectColumnValuesToBeBetween,
             f"{t}.{c} is {_range_text(low, high)} (its calendar) on untouched rows",
-            _range_text(low, high), gen_cond(), column=c, min_value=low, max_value=high,
-        )  # fmt: skip
+            _range_text(low, high),
+            gen_cond(),
+            column=c,
+            min_value=low,
+            max_value=high,
+        )
         if not gen.not_before:
             return
         ref_sql, ref_clean, ref_text = self.reference(gen.not_before)
@@ -728,10 +811,14 @@ class _Builder:
         )
         bound = "" if gen.max_lag_days is None else f" and within {gen.max_lag_days} days of it"
         self.row(
-            "date_not_before", c, gxe.ExpectColumnValuesToBeNull,
+            "date_not_before",
+            c,
+            gxe.ExpectColumnValuesToBeNull,
             f"{t}.{c} is on or after {ref_text}{bound} on untouched rows",
-            f">= {ref_text}", self.flag(f"orderok__{c}", checked), column=wrong,
-        )  # fmt: skip
+            f">= {ref_text}",
+            self.flag(f"orderok__{c}", checked),
+            column=wrong,
+        )
 
     def reference(self, ref: str) -> tuple[str, str | None, str]:
         """SQL, cleanliness condition and text of a ``not_before`` reference."""
@@ -772,10 +859,12 @@ class _Builder:
             return (avg, *stats.mean_bounds(nn, mean, sd, extra))
 
         self.aggregate(
-            "distribution_mean", c,
+            "distribution_mean",
+            c,
             f"mean of {self.name}.{c} ~ {_fmt(mean)} ({column.generator.kind}, 5 sigma)",
-            "mean", evaluate,
-        )  # fmt: skip
+            "mean",
+            evaluate,
+        )
 
     def null_rate_check(self, column: Column) -> None:
         c = column.name
@@ -801,21 +890,35 @@ class _Builder:
                 self.governed(c),
             )
             self.copy_check(
-                "parent_copy_matches", c, f"{alias}.{q('v__' + gen.column)}", source_type, ok,
+                "parent_copy_matches",
+                c,
+                f"{alias}.{q('v__' + gen.column)}",
+                source_type,
+                ok,
                 f"{self.name}.{c} equals {parent.name}.{gen.column} of the row {key} references",
-            )  # fmt: skip
+            )
         elif isinstance(gen, LookupGen):
             alias = self.lookup_alias(gen.lookup, gen.via)
             ok = and_(f"{alias}.k IS NOT NULL", self.clean(gen.via), self.governed(c))
             self.copy_check(
-                "lookup_copy_matches", c, f"{alias}.{q(gen.value)}", None, ok,
+                "lookup_copy_matches",
+                c,
+                f"{alias}.{q(gen.value)}",
+                None,
+                ok,
                 f"{self.name}.{c} equals lookup {gen.lookup}.{gen.value} for its {gen.via}",
-            )  # fmt: skip
+            )
 
     def copy_check(
-        self, check: str, c: str, source: str, source_type: str | None, comparable: str | None,
-        description: str, name: str = "copy",
-    ) -> None:  # fmt: skip
+        self,
+        check: str,
+        c: str,
+        source: str,
+        source_type: str | None,
+        comparable: str | None,
+        description: str,
+        name: str = "copy",
+    ) -> None:
         equal = same_value(self.col(c), self.mine.get(c), source, source_type)
         differs = f"NOT {equal}"
         checked = and_(comparable, self.clean(c))
@@ -825,40 +928,57 @@ class _Builder:
             f"VARCHAR), 'NULL') || ' <> ' || coalesce(CAST({source} AS VARCHAR), 'NULL') END",
         )
         self.row(
-            check, c, gxe.ExpectColumnValuesToBeNull, f"{description} (rows not in the manifest)",
-            "no differences", self.flag(f"{name}ok__{c}", checked), column=diff,
-        )  # fmt: skip
+            check,
+            c,
+            gxe.ExpectColumnValuesToBeNull,
+            f"{description} (rows not in the manifest)",
+            "no differences",
+            self.flag(f"{name}ok__{c}", checked),
+            column=diff,
+        )
         conflict = self.touched_by(c, "currency_conflict")
         if conflict:
             other_kind = f"({self.touched(c)} AND NOT {conflict})"
             observed = self.count_rows(and_(comparable, differs, f"NOT {other_kind}"))
             expected = self.count_rows(and_(comparable, conflict))
             self.equal_counts(
-                "stressor_detected_matches_manifest", c,
+                "stressor_detected_matches_manifest",
+                c,
                 f"rows of {self.name}.{c} differing from their source == manifest "
                 "currency_conflict rows (where the source is comparable)",
-                observed, expected, label="currency_conflict",
-            )  # fmt: skip
+                observed,
+                expected,
+                label="currency_conflict",
+            )
 
     def scd_checks(self) -> None:
         scd = self.table.scd
         assert scd is not None
         t, ek = self.name, scd.entity_key
         self.row(
-            "scd_validity_ordered", "valid_to", gxe.ExpectColumnPairValuesAToBeGreaterThanB,
-            f"{t}: valid_to >= valid_from on closed versions", "valid_to >= valid_from",
-            column_A="valid_to", column_B="valid_from", or_equal=True,
+            "scd_validity_ordered",
+            "valid_to",
+            gxe.ExpectColumnPairValuesAToBeGreaterThanB,
+            f"{t}: valid_to >= valid_from on closed versions",
+            "valid_to >= valid_from",
+            column_A="valid_to",
+            column_B="valid_from",
+            or_equal=True,
             ignore_row_if="either_value_is_missing",
-        )  # fmt: skip
+        )
         mismatch = self.helper(
             "current_vs_open",
             'coalesce(t."is_current", false) <> (t."valid_to" IS NULL)',
         )
         self.row(
-            "scd_current_iff_open", "is_current", gxe.ExpectColumnValuesToBeInSet,
-            f"{t}: is_current is true exactly on versions with valid_to NULL", "no mismatches",
-            column=mismatch, value_set=[False],
-        )  # fmt: skip
+            "scd_current_iff_open",
+            "is_current",
+            gxe.ExpectColumnValuesToBeInSet,
+            f"{t}: is_current is true exactly on versions with valid_to NULL",
+            "no mismatches",
+            column=mismatch,
+            value_set=[False],
+        )
         no_current = self.metric(
             "scalar",
             f"(SELECT count(*) FROM (SELECT {q(ek)} FROM {raw(t)} GROUP BY 1 "
@@ -873,16 +993,20 @@ class _Builder:
             f"HAVING count(*) > {scd.versions.max}))",
         )
         self.zero_count(
-            "scd_versions_within_max", ek,
-            f"no {ek} of {t} has more than {scd.versions.max} versions", too_many,
-        )  # fmt: skip
+            "scd_versions_within_max",
+            ek,
+            f"no {ek} of {t} has more than {scd.versions.max} versions",
+            too_many,
+        )
         entity = self.spec.table_map[scd.entity]
         if scd.entity not in self.types:
             raise MissingDependency(scd.entity)
         on = key_join(
-            f"h.{q(ek)}", self.mine.get(ek), f"e.{q(entity.primary_key)}",
+            f"h.{q(ek)}",
+            self.mine.get(ek),
+            f"e.{q(entity.primary_key)}",
             self.types[scd.entity].get(entity.primary_key),
-        )  # fmt: skip
+        )
         uncovered = self.metric(
             "scalar",
             f"(SELECT count(*) FROM {raw(scd.entity)} e WHERE NOT EXISTS "
@@ -896,10 +1020,14 @@ class _Builder:
             self.parents[scd.entity].columns.add(c)
             ok = and_(f"{alias}.k IS NOT NULL", f"NOT {alias}.{q('d__' + c)}", self.latest())
             self.copy_check(
-                "scd_current_matches_entity", c, f"{alias}.{q('v__' + c)}",
-                self.types[scd.entity].get(c), ok,
-                f"the current version's {c} equals {scd.entity}.{c}", name="scd",
-            )  # fmt: skip
+                "scd_current_matches_entity",
+                c,
+                f"{alias}.{q('v__' + c)}",
+                self.types[scd.entity].get(c),
+                ok,
+                f"the current version's {c} equals {scd.entity}.{c}",
+                name="scd",
+            )
 
     def stressor_checks(self, c: str, s: Stressor) -> None:
         t = self.name
@@ -908,35 +1036,52 @@ class _Builder:
         col = self.col(c)
         if isinstance(s, MissingValues):
             self.row(
-                "stressor_rows_changed", c, gxe.ExpectColumnValuesToBeNull,
-                f"{t}.{c}: manifest missing_values rows are NULL", "NULL on manifest rows",
-                self.flag(f"mv__{c}", this), label=s.kind, column=c,
-            )  # fmt: skip
+                "stressor_rows_changed",
+                c,
+                gxe.ExpectColumnValuesToBeNull,
+                f"{t}.{c}: manifest missing_values rows are NULL",
+                "NULL on manifest rows",
+                self.flag(f"mv__{c}", this),
+                label=s.kind,
+                column=c,
+            )
             eligible = f"{col} IS NOT NULL"
         elif isinstance(s, TypeCoercion):
             self.row(
-                "stressor_rows_changed", c, gxe.ExpectColumnValuesToMatchRegex,
+                "stressor_rows_changed",
+                c,
+                gxe.ExpectColumnValuesToMatchRegex,
                 f"{t}.{c}: manifest type_coercion rows look like '1,234.50' or '12.30 {s.unit}'",
-                "formatted numbers", self.flag(f"tc__{c}", this), label=s.kind, column=c,
+                "formatted numbers",
+                self.flag(f"tc__{c}", this),
+                label=s.kind,
+                column=c,
                 regex=formatted_number(s.unit),
-            )  # fmt: skip
+            )
             not_plain = self.count_rows(
                 f"{col} IS NOT NULL AND NOT regexp_full_match({col}, {lit(PLAIN_NUMBER)})"
             )
             self.equal_counts(
-                "stressor_detected_matches_manifest", c,
+                "stressor_detected_matches_manifest",
+                c,
                 f"values of {t}.{c} that are not plain numbers == manifest type_coercion rows",
-                not_plain, self.count_manifest(c, s.kind), label=s.kind,
-            )  # fmt: skip
+                not_plain,
+                self.count_manifest(c, s.kind),
+                label=s.kind,
+            )
             eligible = f"{col} IS NOT NULL"
         elif isinstance(s, KeyDrift):
             orphan = f"_bf_orphan__{c}"
             self.row(
-                "stressor_rows_changed", c, gxe.ExpectColumnValuesToNotBeNull,
+                "stressor_rows_changed",
+                c,
+                gxe.ExpectColumnValuesToNotBeNull,
                 f"{t}.{c}: manifest key_drift rows no longer match a parent key",
-                "orphan keys on manifest rows", self.flag(f"kd__{c}", this), label=s.kind,
+                "orphan keys on manifest rows",
+                self.flag(f"kd__{c}", this),
+                label=s.kind,
                 column=orphan,
-            )  # fmt: skip
+            )
             eligible = f"{col} IS NOT NULL AND {col} <> lower({col})"
         elif isinstance(s, Outliers):
             eligible = f"{col} IS NOT NULL AND {col} <> 0"
@@ -966,10 +1111,13 @@ class _Builder:
 
         where = self.name if c is None else f"{self.name}.{c}"
         self.aggregate(
-            "stressor_rate_matches_spec", c,
+            "stressor_rate_matches_spec",
+            c,
             f"manifest {s.kind} rows on {where} ~ rate {s.rate} x eligible rows (5 sigma)",
-            "count", evaluate, label=s.kind,
-        )  # fmt: skip
+            "count",
+            evaluate,
+            label=s.kind,
+        )
 
     def duplicate_current_checks(self, s: DuplicateCurrent) -> None:
         scd = self.table.scd
@@ -977,21 +1125,29 @@ class _Builder:
         t, ek = self.name, scd.entity_key
         dup = self.flag("dup", self.dup_flag())
         self.row(
-            "stressor_rows_changed", None, gxe.ExpectColumnValuesToBeInSet,
+            "stressor_rows_changed",
+            None,
+            gxe.ExpectColumnValuesToBeInSet,
             f"{t}: manifest duplicate_current rows are still flagged current",
-            "is_current on manifest rows", dup, label=s.kind, column="is_current",
+            "is_current on manifest rows",
+            dup,
+            label=s.kind,
+            column="is_current",
             value_set=[True],
-        )  # fmt: skip
+        )
         detected = self.metric(
             "scalar",
             f"(SELECT count(*) FROM (SELECT {q(ek)} FROM {raw(t)} WHERE is_current GROUP BY 1 "
             "HAVING count(*) > 1))",
         )
         self.equal_counts(
-            "stressor_detected_matches_manifest", None,
+            "stressor_detected_matches_manifest",
+            None,
             f"entities of {t} with more than one current version == manifest duplicate_current",
-            detected, self.count_manifest(None, s.kind), label=s.kind,
-        )  # fmt: skip
+            detected,
+            self.count_manifest(None, s.kind),
+            label=s.kind,
+        )
         eligible = self.metric(
             "scalar",
             f"(SELECT count(*) FROM (SELECT {q(ek)} FROM {raw(t)} GROUP BY 1 "
@@ -1016,9 +1172,11 @@ class _Builder:
             f"WHERE table_name = {lit(t)} GROUP BY ALL HAVING count(*) > 1))",
         )
         self.zero_count(
-            "manifest_no_duplicates", None,
-            f"no {t} row is listed twice for the same column", repeated,
-        )  # fmt: skip
+            "manifest_no_duplicates",
+            None,
+            f"no {t} row is listed twice for the same column",
+            repeated,
+        )
         declared = [f"{c}|{s.kind}" for c, ss in self.stressors.items() for s in ss]
         if self.dup:
             declared.append("|duplicate_current")
@@ -1027,9 +1185,11 @@ class _Builder:
             f"NOT coalesce(coalesce(column_name, '') || '|' || kind IN ({allowed}), false)"
         )
         self.zero_count(
-            "manifest_declared", None,
-            f"every manifest row of {t} belongs to a stressor the spec declares", undeclared,
-        )  # fmt: skip
+            "manifest_declared",
+            None,
+            f"every manifest row of {t} belongs to a stressor the spec declares",
+            undeclared,
+        )
 
     def count_manifest_where(self, cond: str) -> str:
         return self.metric("manifest", f"count(*) FILTER (WHERE {cond})")
@@ -1043,24 +1203,30 @@ class _Builder:
         if t in info.table_rows:
             rows = float(info.table_rows[t])
             self.aggregate(
-                "row_count_matches_generation_manifest", None,
-                f"{t} has the row count manifest.json reports", "count",
+                "row_count_matches_generation_manifest",
+                None,
+                f"{t} has the row count manifest.json reports",
+                "count",
                 lambda m: None if m[n] is None else (float(m[n] or 0), rows, rows),
-            )  # fmt: skip
+            )
         if not self.table.scd and not self.table.derived_sql:
             want = float(self.table.row_count(info.scale))
             self.aggregate(
-                "row_count_matches_spec", None,
-                f"{t} has rows x scale = {int(want)} rows", "count",
+                "row_count_matches_spec",
+                None,
+                f"{t} has rows x scale = {int(want)} rows",
+                "count",
                 lambda m: None if m[n] is None else (float(m[n] or 0), want, want),
-            )  # fmt: skip
+            )
         expected = float(info.anomaly_counts.get(t, 0))
         anomalies = self.count_manifest_where("TRUE")
         self.aggregate(
-            "manifest_matches_generation_manifest", None,
-            f"anomalies.parquet has as many {t} rows as manifest.json counts", "count",
+            "manifest_matches_generation_manifest",
+            None,
+            f"anomalies.parquet has as many {t} rows as manifest.json counts",
+            "count",
             lambda m: None if m[anomalies] is None else (m[anomalies] or 0.0, expected, expected),
-        )  # fmt: skip
+        )
 
     # ---- SQL assembly
 
@@ -1102,9 +1268,11 @@ class _Builder:
         for alias, (key, parent_name) in self.parent_joins.items():
             parent_pk = self.spec.table_map[parent_name].primary_key
             on = key_join(
-                f"{alias}.k", self.types[parent_name].get(parent_pk), self.col(key),
+                f"{alias}.k",
+                self.types[parent_name].get(parent_pk),
+                self.col(key),
                 self.mine.get(key),
-            )  # fmt: skip
+            )
             joins.append(f"LEFT JOIN {q('_bf_par__' + parent_name)} {alias} ON {on}")
         for alias, (lookup, via) in self.lookup_joins.items():
             joins.append(

@@ -174,6 +174,7 @@ def test_shipped_scripts_with_missing_files_only_fail_when_used(
 ) -> None:
     # An installed package: the project root has none of the referenced task files.
     monkeypatch.setattr(mock_config, "PROJECT_ROOT", tmp_path)
+    monkeypatch.chdir(tmp_path)  # nor is there a checkout to fall back on
     catalog = MockServerConfig().catalog()
     assert "single-call" in catalog.scripts and "react-de-loop" in catalog.scripts
     assert set(catalog.unavailable) == {

@@ -13,10 +13,10 @@ from pydantic import BaseModel
 
 from benchforge.agents.builtin.command import CommandAgent, CommandAgentConfig
 from benchforge.agents.builtin.react_de import ReactDeAgent
-from benchforge.agents.llm import SharedSemaphore
-from benchforge.agents.llm.records import LlmCallRecord, LlmResponse, LlmToolCall, LlmUsage
 from benchforge.agents.protocol import Agent, AgentLimits, AgentOutcome, TaskEnvironment, TrialKey
 from benchforge.core.artifacts import open_store
+from benchforge.core.llm import SharedSemaphore
+from benchforge.core.llm.records import LlmCallRecord, LlmResponse, LlmToolCall, LlmUsage
 from benchforge.core.sandbox import ProcessBackend
 from benchforge.evaluation.tasks.loader import load_task
 from benchforge.harness.executor import RunContext, run_trial
@@ -116,9 +116,16 @@ class HangingSecondCall:
         if self.calls > 1:
             await asyncio.sleep(60)
         record = LlmCallRecord(
-            role="agent", model="fake-model", base_url="http://fake", started_at=datetime.now(UTC),
-            latency_s=0.0, attempts=1, status="ok", prompt_tokens=10, completion_tokens=5,
-        )  # fmt: skip
+            role="agent",
+            model="fake-model",
+            base_url="http://fake",
+            started_at=datetime.now(UTC),
+            latency_s=0.0,
+            attempts=1,
+            status="ok",
+            prompt_tokens=10,
+            completion_tokens=5,
+        )
         return LlmResponse(
             content=None,
             tool_calls=[LlmToolCall(id="c1", name="no_such_tool", arguments="{}")],

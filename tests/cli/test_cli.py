@@ -64,9 +64,13 @@ def test_synth_crm_scale1_writes_a_complete_dataset(crm_scale1: Path) -> None:
     assert {p.stem for p in (out / "parquet").glob("*.parquet")} == {t.name for t in spec.tables}
     con = duckdb.connect()
     con.execute(f"ATTACH '{out / 'warehouse.duckdb'}' AS wh (READ_ONLY)")
-    tables = {r[0] for r in con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = 'wh' AND schema_name = 'raw'"
-    ).fetchall()}  # fmt: skip
+    tables = {
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() "
+            "WHERE database_name = 'wh' AND schema_name = 'raw'"
+        ).fetchall()
+    }
     assert tables == {t.name for t in spec.tables}
     total = sum(
         json.loads((out / "manifest.json").read_text())["tables"][t]["rows"] for t in tables
@@ -110,9 +114,14 @@ def test_clean_rows_have_no_orphans_and_manifest_matches_data(crm_scale1: Path) 
     assert checked >= 20
     kinds = {r[0] for r in con.execute("SELECT DISTINCT kind FROM anomalies").fetchall()}
     assert kinds == {
-        "missing_values", "outliers", "type_coercion", "duplicate_current",
-        "currency_conflict", "timezone_mismatch", "key_drift",
-    }  # fmt: skip
+        "missing_values",
+        "outliers",
+        "type_coercion",
+        "duplicate_current",
+        "currency_conflict",
+        "timezone_mismatch",
+        "key_drift",
+    }
     manifest = json.loads((out / "manifest.json").read_text())
     total = con.execute("SELECT count(*) FROM anomalies").fetchone()
     assert total is not None and manifest["anomaly_total"] == total[0]
@@ -126,8 +135,18 @@ def test_same_seed_same_checksums_other_seed_differs(crm_scale1: Path, tmp_path:
     assert result.returncode == 0, result.stderr[-3000:]
     assert checksums(again) == checksums(crm_scale1)
     other = tmp_path / "other"
-    result = benchforge("synth", "crm", "--scale", "0.05", "--seed", "8", "--out", str(other),
-                        "--no-prefect", "--no-validate")  # fmt: skip
+    result = benchforge(
+        "synth",
+        "crm",
+        "--scale",
+        "0.05",
+        "--seed",
+        "8",
+        "--out",
+        str(other),
+        "--no-prefect",
+        "--no-validate",
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     mine, theirs = checksums(other), checksums(crm_scale1)
     assert all(mine[t] != theirs[t] for t in mine)
@@ -140,8 +159,14 @@ def test_synth_to_s3(s3_server: str, s3_bucket: str, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     s3 = boto3.client("s3", endpoint_url=s3_server)
     keys = {o["Key"] for o in s3.list_objects_v2(Bucket=s3_bucket)["Contents"]}
-    for name in ("warehouse.duckdb", "anomalies.parquet", "manifest.json", "dataset.json",
-                 "validation/results.json", "parquet/accounts.parquet"):  # fmt: skip
+    for name in (
+        "warehouse.duckdb",
+        "anomalies.parquet",
+        "manifest.json",
+        "dataset.json",
+        "validation/results.json",
+        "parquet/accounts.parquet",
+    ):
         assert f"datasets/crm-small/{name}" in keys, name
     body = s3.get_object(Bucket=s3_bucket, Key="datasets/crm-small/dataset.json")["Body"].read()
     assert json.loads(body)["location"] == uri
@@ -164,8 +189,15 @@ def test_bad_input_gives_one_clear_line_and_writes_nothing(tmp_path: Path, s3_se
     blocker.write_text("x")
     unwritable = benchforge("synth", "crm", "--scale", "0.01", "--out", str(blocker / "sub"))
     assert unwritable.returncode == 2 and "not writable" in unwritable.stderr
-    no_bucket = benchforge("synth", "crm", "--scale", "0.01", "--out", "s3://no-such-bucket/x",
-                           env={"BENCHFORGE_S3_ENDPOINT_URL": s3_server})  # fmt: skip
+    no_bucket = benchforge(
+        "synth",
+        "crm",
+        "--scale",
+        "0.01",
+        "--out",
+        "s3://no-such-bucket/x",
+        env={"BENCHFORGE_S3_ENDPOINT_URL": s3_server},
+    )
     assert no_bucket.returncode == 2
     assert "no-such-bucket" in no_bucket.stderr and "Traceback" not in no_bucket.stderr
     assert not out.exists()

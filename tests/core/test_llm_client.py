@@ -19,7 +19,17 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from benchforge.agents.llm import (
+from benchforge.agents.mock_llm import (
+    FaultConfig,
+    MockServerConfig,
+    MockServerHandle,
+    MockStats,
+    ScriptedScript,
+    ToolSequenceScript,
+    run_server,
+)
+from benchforge.core.errors import BenchforgeError, ConfigError
+from benchforge.core.llm import (
     LlmClient,
     LlmConfig,
     LlmInfrastructureError,
@@ -31,16 +41,6 @@ from benchforge.agents.llm import (
     load_price_table,
     retry_after_seconds,
 )
-from benchforge.agents.mock_llm import (
-    FaultConfig,
-    MockServerConfig,
-    MockServerHandle,
-    MockStats,
-    ScriptedScript,
-    ToolSequenceScript,
-    run_server,
-)
-from benchforge.core.errors import BenchforgeError, ConfigError
 from benchforge.core.settings import load_settings
 
 TOOLS: list[dict[str, Any]] = [

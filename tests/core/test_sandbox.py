@@ -151,10 +151,13 @@ def test_hidden_paths_cannot_be_read(ns: NamespaceBackend, ws: Path) -> None:
     (gold / "answer.sql").write_text(secret)
     (ws / "answer.txt").write_text(secret)  # a hidden single file
     repo_file = next(
-        (p for p in sorted(HOST_FOLDER.rglob("*"))
-         if p.is_file() and not p.is_symlink() and p.suffix in ("", ".md", ".yaml", ".sql")),
+        (
+            p
+            for p in sorted(HOST_FOLDER.rglob("*"))
+            if p.is_file() and not p.is_symlink() and p.suffix in ("", ".md", ".yaml", ".sql")
+        ),
         None,
-    )  # fmt: skip
+    )
     targets = [str(gold / "answer.sql"), str(ws / "answer.txt")]
     if repo_file is not None:  # a real host folder outside any private tmpfs
         targets.append(str(repo_file))

@@ -104,10 +104,14 @@ def test_tolerant_pairs_straddling_any_rounding_boundary_still_pair() -> None:
     relabelled in another order: they cross many rounding boundaries, and a pairing that sorts
     by rounded values could pair the wrong labels."""
     con = duckdb.connect()
-    con.execute("CREATE TABLE g AS SELECT 1 + range * 1.7e-9 AS v, (range * 7) % 300 AS label "
-                "FROM range(300)")  # fmt: skip
-    con.execute("CREATE TABLE c AS SELECT v + CASE WHEN label % 2 = 0 THEN 0.45e-9 "
-                "ELSE -0.45e-9 END AS v, label FROM g ORDER BY hash(label)")  # fmt: skip
+    con.execute(
+        "CREATE TABLE g AS SELECT 1 + range * 1.7e-9 AS v, (range * 7) % 300 AS label "
+        "FROM range(300)"
+    )
+    con.execute(
+        "CREATE TABLE c AS SELECT v + CASE WHEN label % 2 = 0 THEN 0.45e-9 "
+        "ELSE -0.45e-9 END AS v, label FROM g ORDER BY hash(label)"
+    )
     assert compare_relations(con, "g", "c").matched
     con.execute("UPDATE c SET v = v + 1e-9 WHERE label = 120")  # now 1.45e-9 from its pair
     result = compare_relations(con, "g", "c")
@@ -120,10 +124,14 @@ def test_float_noise_on_every_row_of_several_columns_still_matches(with_key: boo
     every kind of cell boundary (whole numbers, x.5, decades), in one row on different ones."""
     con = duckdb.connect()
     key = "range AS id, " if with_key else ""
-    con.execute(f"CREATE TABLE g AS SELECT {key}range / 7.0 AS a, sqrt(range) AS b, "
-                "CAST(range % 10 AS DOUBLE) - 4.5 AS c FROM range(20000)")  # fmt: skip
-    con.execute("CREATE TABLE c AS SELECT * REPLACE (a * (1 + 1e-12) AS a, b * (1 - 1e-12) "
-                "AS b, c * (1 - 1e-13) AS c) FROM g ORDER BY hash(a)")  # fmt: skip
+    con.execute(
+        f"CREATE TABLE g AS SELECT {key}range / 7.0 AS a, sqrt(range) AS b, "
+        "CAST(range % 10 AS DOUBLE) - 4.5 AS c FROM range(20000)"
+    )
+    con.execute(
+        "CREATE TABLE c AS SELECT * REPLACE (a * (1 + 1e-12) AS a, b * (1 - 1e-12) "
+        "AS b, c * (1 - 1e-13) AS c) FROM g ORDER BY hash(a)"
+    )
     assert compare_relations(con, "g", "c").matched
     con.execute("UPDATE c SET b = b * (1 + 2e-9) WHERE a BETWEEN 1000 AND 1000.1")
     result = compare_relations(con, "g", "c")
@@ -134,8 +142,10 @@ def test_float_noise_on_every_row_of_several_columns_still_matches(with_key: boo
 def test_int_and_double_columns_compare_by_value() -> None:
     con = duckdb.connect()
     con.execute("CREATE TABLE g AS SELECT range AS id, range * 2 AS n FROM range(1000)")
-    con.execute("CREATE TABLE c AS SELECT CAST(id AS DOUBLE) AS id, CAST(n AS DECIMAL(18, 3)) "
-                "AS n FROM g ORDER BY hash(id)")  # fmt: skip
+    con.execute(
+        "CREATE TABLE c AS SELECT CAST(id AS DOUBLE) AS id, CAST(n AS DECIMAL(18, 3)) "
+        "AS n FROM g ORDER BY hash(id)"
+    )
     result = compare_relations(con, "g", "c")
     assert result.matched and result.differing_rows == 0
 
@@ -179,8 +189,10 @@ def test_a_row_changed_in_two_columns_counts_in_both_and_extra_rows_in_none() ->
     con.execute("CREATE TABLE c AS SELECT * FROM g")
     con.execute("UPDATE c SET amount = 0, status = 'x', day = day + 1 WHERE id = 5")
     con.execute("UPDATE c SET day = day + 1 WHERE id = 6")
-    con.execute("INSERT INTO c VALUES (100, 1, 'new', DATE '2025-01-01'), "
-                "(101, 2, 'new', DATE '2025-01-02')")  # fmt: skip
+    con.execute(
+        "INSERT INTO c VALUES (100, 1, 'new', DATE '2025-01-01'), "
+        "(101, 2, 'new', DATE '2025-01-02')"
+    )
     result = compare_relations(con, "g", "c")
     assert result.column_mismatches == {"amount": 1, "status": 1, "day": 2}
     assert result.mismatch_key == "id"
@@ -202,9 +214,11 @@ def test_the_key_is_the_unique_column_that_pairs_most_rows() -> None:
 
 def test_column_mismatches_without_a_unique_key_leave_one_column_out() -> None:
     con = duckdb.connect()
-    con.execute("CREATE TABLE g AS SELECT range % 5 AS region, range % 3 AS tier, "
-                "CAST(range % 4 AS DOUBLE) / 8 AS rate, 'p' || (range % 2) AS product "
-                "FROM range(60)")  # fmt: skip
+    con.execute(
+        "CREATE TABLE g AS SELECT range % 5 AS region, range % 3 AS tier, "
+        "CAST(range % 4 AS DOUBLE) / 8 AS rate, 'p' || (range % 2) AS product "
+        "FROM range(60)"
+    )
     con.execute("CREATE TABLE c AS SELECT * FROM g")
     con.execute("UPDATE c SET rate = rate + 0.5 WHERE region = 1 AND tier = 2")  # 4 rows
     con.execute("UPDATE c SET product = 'p9' WHERE region = 0 AND tier = 0")  # 4 rows

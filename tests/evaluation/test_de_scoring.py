@@ -32,8 +32,9 @@ CATALOGUE = load_catalogue(FIXTURES / "mini_mutations.yaml")
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("ds") / "mini"
-    build_dataset(load_spec(FIXTURES / "mini_domain.yaml"), scale=1, seed=7, out=str(out),
-                  validate=False)  # fmt: skip
+    build_dataset(
+        load_spec(FIXTURES / "mini_domain.yaml"), scale=1, seed=7, out=str(out), validate=False
+    )
     return out
 
 
@@ -100,8 +101,9 @@ def write_model(repo: Path, rel: str, sql: str) -> None:
     path.write_text(sql)
 
 
-def test_hostile_candidates_are_scored_not_crashing(gold: Path, dataset: Path,
-                                                    tmp_path: Path) -> None:  # fmt: skip
+def test_hostile_candidates_are_scored_not_crashing(
+    gold: Path, dataset: Path, tmp_path: Path
+) -> None:
     repo = tmp_path / "bad"
     shutil.copytree(GOLD_REPO, repo)
     # SQL error in one node, a model that writes into the raw schema, and a helper model.
@@ -130,8 +132,9 @@ def test_hostile_candidates_are_scored_not_crashing(gold: Path, dataset: Path,
 def test_cycle_and_jinja_errors_score_zero(gold: Path, dataset: Path, tmp_path: Path) -> None:
     repo = tmp_path / "cycle"
     shutil.copytree(GOLD_REPO, repo)
-    write_model(repo, "models/staging/stg_mini__accounts.sql",
-                "select * from {{ ref('dim_accounts') }}")  # fmt: skip
+    write_model(
+        repo, "models/staging/stg_mini__accounts.sql", "select * from {{ ref('dim_accounts') }}"
+    )
     result = score(repo, gold, dataset, tmp_path / "w")
     assert (result.cs, result.cfs, result.sr) == (0.0, 0.0, 0.0)
     assert result.candidate_errors and "dbt run" in result.candidate_errors[0]
@@ -144,10 +147,13 @@ def test_cycle_and_jinja_errors_score_zero(gold: Path, dataset: Path, tmp_path: 
 
 def test_compare_handles_tolerance_types_and_multisets() -> None:
     con = duckdb.connect()
-    con.execute("CREATE TABLE g AS SELECT range AS id, range * 1.1 AS v, 'x' || range AS s "
-                "FROM range(500)")  # fmt: skip
-    con.execute("CREATE TABLE shuffled AS SELECT CAST(id AS DOUBLE) AS ID, v * (1 + 1e-12) AS v, "
-                "s FROM g ORDER BY hash(id)")  # fmt: skip
+    con.execute(
+        "CREATE TABLE g AS SELECT range AS id, range * 1.1 AS v, 'x' || range AS s FROM range(500)"
+    )
+    con.execute(
+        "CREATE TABLE shuffled AS SELECT CAST(id AS DOUBLE) AS ID, v * (1 + 1e-12) AS v, "
+        "s FROM g ORDER BY hash(id)"
+    )
     assert compare_relations(con, "g", "shuffled").matched
     con.execute("CREATE TABLE dup AS SELECT * FROM g UNION ALL SELECT * FROM g WHERE id = 3")
     dup = compare_relations(con, "g", "dup")

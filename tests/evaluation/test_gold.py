@@ -30,18 +30,34 @@ def test_gold_build_command(domain: str, tmp_path: Path) -> None:
     build_dataset(domain, scale=0.05, seed=3, out=str(dataset), validate=False)
     artifacts = tmp_path / "artifacts"
     result = subprocess.run(
-        [sys.executable, "-m", "benchforge.cli", "gold", "build", domain, "--dataset",
-         str(dataset)],
-        capture_output=True, text=True, timeout=1800, check=False,
+        [
+            sys.executable,
+            "-m",
+            "benchforge.cli",
+            "gold",
+            "build",
+            domain,
+            "--dataset",
+            str(dataset),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
         env={**os.environ, "BENCHFORGE_ARTIFACT_ROOT": str(artifacts)},
-    )  # fmt: skip
+    )
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     builds = list((artifacts / "gold" / domain).glob("*/*/build.json"))
     assert len(builds) == 1
     folder = builds[0].parent
     assert folder.name == repo_version(ROOT / "dbt_projects" / domain)
-    for name in ("gold.duckdb", "manifest.json", "run_results.json", "catalog.json",
-                 "docs/index.html"):  # fmt: skip
+    for name in (
+        "gold.duckdb",
+        "manifest.json",
+        "run_results.json",
+        "catalog.json",
+        "docs/index.html",
+    ):
         assert (folder / name).is_file(), name
     record = json.loads(builds[0].read_text())
     manifest = load_manifest(folder / "manifest.json")
@@ -49,8 +65,9 @@ def test_gold_build_command(domain: str, tmp_path: Path) -> None:
     assert layers == {"staging", "intermediate", "marts"}
     assert record["models"] == len(manifest.models) and record["tests"] > len(manifest.models)
     if domain == "crm":
-        counts = {layer: sum(m.layer == layer for m in manifest.models.values())
-                  for layer in layers}  # fmt: skip
+        counts = {
+            layer: sum(m.layer == layer for m in manifest.models.values()) for layer in layers
+        }
         assert len(manifest.models) >= 35 and counts["intermediate"] >= 8 and counts["marts"] >= 10
     for model in manifest.models.values():
         assert "one row per" in model.description.lower(), f"{model.name} has no grain"

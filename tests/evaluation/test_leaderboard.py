@@ -279,15 +279,33 @@ def test_bootstrap_ci_deterministic_and_contains_mean(grid: Leaderboard) -> None
 
 def test_tokens_cost_and_wall_time() -> None:
     scores = [
-        ts("a", "t1", 0, cfs=1, llm_calls=2, prompt_tokens=100, completion_tokens=10,
-           cost_usd=0.5, agent_wall_s=10.0),
-        ts("a", "t2", 0, cfs=1, llm_calls=1, prompt_tokens=50, completion_tokens=5,
-           cost_usd=0.25, agent_wall_s=20.0),
+        ts(
+            "a",
+            "t1",
+            0,
+            cfs=1,
+            llm_calls=2,
+            prompt_tokens=100,
+            completion_tokens=10,
+            cost_usd=0.5,
+            agent_wall_s=10.0,
+        ),
+        ts(
+            "a",
+            "t2",
+            0,
+            cfs=1,
+            llm_calls=1,
+            prompt_tokens=50,
+            completion_tokens=5,
+            cost_usd=0.25,
+            agent_wall_s=20.0,
+        ),
         # No calls, no cost: adds 0, not "partial".
         ts("a", "t3", 0, cfs=1, llm_calls=0, cost_usd=None, agent_wall_s=30.0),
         # Infra errors do not count in the totals of a leaderboard of scores.
         ts("a", "t4", 0, status="infra_error", llm_calls=9, prompt_tokens=999, cost_usd=9.0),
-    ]  # fmt: skip
+    ]
     row = build_leaderboard(scores, run_id=RUN).row("a", "m")
     assert (row.llm_calls, row.prompt_tokens, row.completion_tokens, row.total_tokens) == (
         3,
@@ -383,8 +401,14 @@ def nasty_scores() -> list[TrialScore]:
 def test_markdown_sections_and_banner(grid: Leaderboard) -> None:
     md = to_markdown(grid)
     assert MOCK_BANNER not in md
-    headings = ["## Leaderboard", "## Details", "## pass@k", "## Per task", "## Infra errors",
-                "## Unscored"]  # fmt: skip
+    headings = [
+        "## Leaderboard",
+        "## Details",
+        "## pass@k",
+        "## Per task",
+        "## Infra errors",
+        "## Unscored",
+    ]
     assert [md.index(h) for h in headings] == sorted(md.index(h) for h in headings)
     assert "63.3" in md  # the primary means
     assert "44.4%" in md  # alpha's success rate and pass@1

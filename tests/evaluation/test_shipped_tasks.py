@@ -64,8 +64,9 @@ def datasets(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, float,
         key = (ref.domain, ref.scale, ref.seed)
         if key not in out:
             folder = root / f"{ref.domain}-{ref.scale:g}-{ref.seed}"
-            build_dataset(ref.domain, scale=ref.scale, seed=ref.seed, out=str(folder),
-                          validate=False)  # fmt: skip
+            build_dataset(
+                ref.domain, scale=ref.scale, seed=ref.seed, out=str(folder), validate=False
+            )
             out[key] = folder
     return out
 
@@ -90,8 +91,9 @@ def test_the_sample_covers_each_family_of_each_sampled_domain() -> None:
 
 
 @pytest.mark.parametrize("task", VERIFIED, ids=lambda t: t.spec.id)
-def test_task_verifies(task: LoadedTask, datasets: dict[tuple[str, float, int], Path],
-                       work: Path) -> None:  # fmt: skip
+def test_task_verifies(
+    task: LoadedTask, datasets: dict[tuple[str, float, int], Path], work: Path
+) -> None:
     result = verify_task(task, dataset_of(task, datasets), work)
     assert result.ok, result.problems
 
@@ -119,8 +121,9 @@ def test_every_mutation_applies_and_has_a_prediction(
 @pytest.mark.parametrize(
     "task", [t for t in TASKS if isinstance(t.spec, DeImplTask)], ids=lambda t: t.spec.id
 )
-def test_contract_is_current(task: LoadedTask, datasets: dict[tuple[str, float, int], Path],
-                             work: Path) -> None:  # fmt: skip
+def test_contract_is_current(
+    task: LoadedTask, datasets: dict[tuple[str, float, int], Path], work: Path
+) -> None:
     spec = task.spec
     assert isinstance(spec, DeImplTask)
     gold = prepare_gold(task, dataset_of(task, datasets), work)

@@ -28,8 +28,9 @@ SCHEMA_FILE = ROOT / "evaluation" / "tasks" / "task_spec.schema.json"
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("ds") / "mini"
-    build_dataset(load_spec(FIXTURES / "mini_domain.yaml"), scale=1, seed=7, out=str(out),
-                  validate=False)  # fmt: skip
+    build_dataset(
+        load_spec(FIXTURES / "mini_domain.yaml"), scale=1, seed=7, out=str(out), validate=False
+    )
     return out
 
 
@@ -96,8 +97,12 @@ def test_contract_lists_models_lineage_types_and_tests(dataset: Path, work: Path
     assert dim["grain"] == "One row per account." and dim["primary_key"] == "account_id"
     assert dim["depends_on"]["models"] == ["int_contacts_counted", "stg_mini__accounts"]
     assert {c["name"] for c in dim["columns"]} == {
-        "account_id", "country", "industry", "annual_revenue", "contacts"
-    }  # fmt: skip
+        "account_id",
+        "country",
+        "industry",
+        "annual_revenue",
+        "contacts",
+    }
     assert contract["metrics"][0]["name"] == "won_amount"
     path = work / "contract.yaml"
     write_contract(contract, path)
@@ -142,10 +147,27 @@ def test_score_de_command(dataset: Path, tmp_path: Path) -> None:
     shutil.copytree(FIXTURES / "mini_dbt", candidate)
     (candidate / "models" / "marts" / "dim_accounts.sql").write_text("select 1 as account_id")
     result = subprocess.run(
-        [sys.executable, "-m", "benchforge.cli", "score", "de", "--task", str(SUITE / "mini-impl"),
-         "--candidate", str(candidate), "--dataset", str(dataset), "--report", str(report)],
-        capture_output=True, text=True, env={**os.environ}, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "benchforge.cli",
+            "score",
+            "de",
+            "--task",
+            str(SUITE / "mini-impl"),
+            "--candidate",
+            str(candidate),
+            "--dataset",
+            str(dataset),
+            "--report",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        timeout=600,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "CS 70.00 / CFS 70.00 / SR 0" in result.stdout
     assert "dim_accounts" in result.stdout and "missing columns" in result.stdout

@@ -29,15 +29,22 @@ Done = subprocess.CompletedProcess[str]
 
 def cli(*args: str, env: dict[str, str] | None = None) -> tuple[Done, float]:
     t0 = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "benchforge.cli", *args], cwd=ROOT, text=True,
-                          capture_output=True, timeout=120, env={**os.environ, **(env or {})},
-                          check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "benchforge.cli", *args],
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
     return done, time.monotonic() - t0
 
 
 def test_a_typod_agent_fails_in_seconds_listing_the_agents(tmp_path: Path) -> None:
-    done, seconds = cli("nightly", "--agent", "oracel",
-                        env={"BENCHFORGE_ARTIFACT_ROOT": str(tmp_path)})  # fmt: skip
+    done, seconds = cli(
+        "nightly", "--agent", "oracel", env={"BENCHFORGE_ARTIFACT_ROOT": str(tmp_path)}
+    )
     assert done.returncode == 2, done.stderr
     assert "unknown agent 'oracel'; did you mean 'oracle'?" in done.stderr
     for name in ("null", "react-de", "single-call", "command=AGENT.yaml"):
@@ -49,9 +56,14 @@ def test_a_typod_agent_fails_in_seconds_listing_the_agents(tmp_path: Path) -> No
 def test_request_checks_name_the_problem(tmp_path: Path) -> None:
     def check(**changes: object) -> None:
         asked: dict[str, object] = {
-            "tasks_root": FIXTURE_TASKS, "suites": ["de-mini"], "task_ids": None,
-            "agents": ["oracle"], "models": [], "datasets": {}, "has_api_key": False,
-        }  # fmt: skip
+            "tasks_root": FIXTURE_TASKS,
+            "suites": ["de-mini"],
+            "task_ids": None,
+            "agents": ["oracle"],
+            "models": [],
+            "datasets": {},
+            "has_api_key": False,
+        }
         check_request(**{**asked, **changes})  # type: ignore[arg-type]
 
     check()  # the plain request is fine
@@ -143,8 +155,12 @@ def identity(**changes: object) -> RunIdentity:
 def test_identity_differences_name_each_changed_input() -> None:
     recorded = identity()
     assert recorded.differences(identity()) == []
-    asked = identity(datasets={"de-crm/a@1": "v2", "de-crm/b@1": "v1"}, epochs=3,
-                     limits=AgentLimits(wall_s=60), tasks={"de-crm/a@1": "1:aaa"})  # fmt: skip
+    asked = identity(
+        datasets={"de-crm/a@1": "v2", "de-crm/b@1": "v1"},
+        epochs=3,
+        limits=AgentLimits(wall_s=60),
+        tasks={"de-crm/a@1": "1:aaa"},
+    )
     lines = recorded.differences(asked)
     assert lines[0] == "tasks[de-crm/b@1]: 1:bbb (recorded) vs absent (asked)"
     assert "epochs: 2 (recorded) vs 3 (asked)" in lines
@@ -152,9 +168,17 @@ def test_identity_differences_name_each_changed_input() -> None:
     assert "limits[wall_s]: 1800.0 (recorded) vs 60.0 (asked)" in lines
     assert len(lines) == 4
 
-    spec = RunSpec(run_id="nightly-2026-11-20", suites=["de-crm"], tasks_root="task_specs",
-                   agents=["oracle"], models=["m"], epochs=2, limits=AgentLimits(),
-                   identity=recorded, created_at=datetime.now(UTC))  # fmt: skip
+    spec = RunSpec(
+        run_id="nightly-2026-11-20",
+        suites=["de-crm"],
+        tasks_root="task_specs",
+        agents=["oracle"],
+        models=["m"],
+        epochs=2,
+        limits=AgentLimits(),
+        identity=recorded,
+        created_at=datetime.now(UTC),
+    )
     check_rerun(spec, identity(), spec.matrix())
     with pytest.raises(RunInputsChanged, match=r"nightly-2026-11-20-2"):
         check_rerun(spec, asked, spec.matrix())

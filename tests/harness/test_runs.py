@@ -135,8 +135,9 @@ def test_resuming_a_run_with_other_inputs_is_refused(
     artifacts: Path, dataset: Path, tmp_path: Path
 ) -> None:
     other = tmp_path / "mini-seed-8"
-    build_dataset(load_spec(FIXTURES / "mini_domain.yaml"), scale=1, seed=8, out=str(other),
-                  validate=False)  # fmt: skip
+    build_dataset(
+        load_spec(FIXTURES / "mini_domain.yaml"), scale=1, seed=8, out=str(other), validate=False
+    )
     asked = {
         "suites": ["de-mini"],
         "agents": ["oracle", "null"],

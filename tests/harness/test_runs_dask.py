@@ -25,10 +25,17 @@ def test_run_suite_on_a_local_dask_cluster(tmp_path: Path, monkeypatch: pytest.M
         monkeypatch.setenv("BENCHFORGE_OPENAI_BASE_URL", server.url)
         monkeypatch.setenv("BENCHFORGE_OPENAI_API_KEY", "test-key")
         summary = run_suite(
-            suites=["de-mini"], agents=["single-call", "null"], models=["mock-script:single-call"],
-            epochs=6, run_id="dask", tasks_root=TASKS_ROOT, task_ids=["mini-arch-retention"],
-            datasets={"mini": str(dataset)}, chunk_size=3, dask="local:2",
-        )  # fmt: skip
+            suites=["de-mini"],
+            agents=["single-call", "null"],
+            models=["mock-script:single-call"],
+            epochs=6,
+            run_id="dask",
+            tasks_root=TASKS_ROOT,
+            task_ids=["mini-arch-retention"],
+            datasets={"mini": str(dataset)},
+            chunk_size=3,
+            dask="local:2",
+        )
         requests = server.stats().requests
     assert (summary.trials, summary.ran, summary.chunks, summary.infra_errors) == (12, 12, 4, 0)
     assert requests == 6  # single-call's six epochs, each one model call, none repeated

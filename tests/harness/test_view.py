@@ -30,12 +30,12 @@ import duckdb
 import numpy as np
 import pytest
 
-from benchforge.agents.llm import LlmConfig, SharedSemaphore
 from benchforge.agents.mock_llm import FaultConfig, MockServerConfig, run_server
 from benchforge.agents.protocol import AgentLimits, Step, TrialKey, TrialResult
 from benchforge.agents.registry import build_agent
 from benchforge.cli.app import main as benchforge_main
 from benchforge.core.artifacts import open_store
+from benchforge.core.llm import LlmConfig, SharedSemaphore
 from benchforge.core.sandbox import default_backend
 from benchforge.evaluation.de.compare import NodeComparison, compare_relations
 from benchforge.evaluation.de.scoring import DeScore, NodeScore, layered_score
@@ -86,16 +86,26 @@ def _script(industry_sql: str) -> dict[str, Any]:
     return {
         "policy": "scripted",
         "replies": [
-            {"content": "I start with the change request.",
-             "tool_calls": [{"name": "bash", "arguments": {"command": "cat change_request.md"}}]},
-            {"content": "I add industry to the country mart's columns and grain.",
-             "tool_calls": [create("fct_won_revenue_by_country", country)]},
-            {"content": "Now the new mart by industry and close month.",
-             "tool_calls": [create("fct_won_revenue_by_industry", industry_sql)]},
-            {"content": "Done.",
-             "tool_calls": [{"name": "terminate", "arguments": {"answer": "both marts written"}}]},
-        ]
-    }  # fmt: skip
+            {
+                "content": "I start with the change request.",
+                "tool_calls": [{"name": "bash", "arguments": {"command": "cat change_request.md"}}],
+            },
+            {
+                "content": "I add industry to the country mart's columns and grain.",
+                "tool_calls": [create("fct_won_revenue_by_country", country)],
+            },
+            {
+                "content": "Now the new mart by industry and close month.",
+                "tool_calls": [create("fct_won_revenue_by_industry", industry_sql)],
+            },
+            {
+                "content": "Done.",
+                "tool_calls": [
+                    {"name": "terminate", "arguments": {"answer": "both marts written"}}
+                ],
+            },
+        ],
+    }
 
 
 def _scripts() -> dict[str, Any]:
@@ -156,8 +166,9 @@ def _run_agents(run: RunStore, tmp: Path, plans: dict[str, list[TrialPlan]]) -> 
         asyncio.run(chunks())
 
 
-def _prebuild_gold(task: LoadedTask, dataset: Path, work: Path, pool: ThreadPoolExecutor
-                   ) -> list[Future[GoldBuild]]:  # fmt: skip
+def _prebuild_gold(
+    task: LoadedTask, dataset: Path, work: Path, pool: ThreadPoolExecutor
+) -> list[Future[GoldBuild]]:
     """The slow part, sped up: ``prepare_gold`` builds gold v1 and v2 one after the other, each
     with its dbt docs; here both build at once, without docs (the scorer reads none), where
     ``prepare_gold`` finds them (``work/gold/<domain>/<dataset version>/<repo version>``)."""
@@ -189,11 +200,19 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> StoredRun:
     root = tmp / "artifacts"
     run = RunStore(open_store(str(root)), RUN_ID)
     run.write_spec(
-        RunSpec(run_id=RUN_ID, suites=["de-mini"], tasks_root=str(FIXTURES / "task_specs"),
-                agents=["react-de", "single-call"], models=[SOLVE, MISTAKE, LOOP, SINGLE],
-                epochs=1, limits=AgentLimits(), mock_llm=True,
-                datasets={k: str(v) for k, v in datasets.items()}, created_at=datetime.now(UTC))
-    )  # fmt: skip
+        RunSpec(
+            run_id=RUN_ID,
+            suites=["de-mini"],
+            tasks_root=str(FIXTURES / "task_specs"),
+            agents=["react-de", "single-call"],
+            models=[SOLVE, MISTAKE, LOOP, SINGLE],
+            epochs=1,
+            limits=AgentLimits(),
+            mock_llm=True,
+            datasets={k: str(v) for k, v in datasets.items()},
+            created_at=datetime.now(UTC),
+        )
+    )
     gold, work = GoldCache(tmp / "work"), tmp / "work"
     with ThreadPoolExecutor(2) as pool:
         builds = _prebuild_gold(evol, dataset, work, pool)
@@ -229,10 +248,20 @@ def chromium(url: str, workdir: Path, *args: str) -> subprocess.CompletedProcess
         f"{CHROMIUM} is missing: install Debian's chromium (bash scripts/_chromium.sh, as root)"
     )
     command = [
-        str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-        "--no-first-run", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", f"--user-data-dir={workdir}", "--window-size=1400,1000", *args, url,
-    ]  # fmt: skip
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={workdir}",
+        "--window-size=1400,1000",
+        *args,
+        url,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done
@@ -383,8 +412,9 @@ def test_the_index_shows_the_leaderboard_and_every_trial(site: Path, tmp_path: P
         full = pool.submit(dump_dom, index.as_uri(), tmp_path / "a")
         failures = pool.submit(dump_dom, index.as_uri() + "#status=failure", tmp_path / "b")
         by_agent = pool.submit(dump_dom, index.as_uri() + "?agent=single-call", tmp_path / "c")
-        shot = pool.submit(chromium, index.as_uri(), tmp_path / "d",
-                           f"--screenshot={tmp_path / 'index.png'}")  # fmt: skip
+        shot = pool.submit(
+            chromium, index.as_uri(), tmp_path / "d", f"--screenshot={tmp_path / 'index.png'}"
+        )
         dom, filtered, queried = full.result(), failures.result(), by_agent.result()
         shot.result()
 
@@ -398,8 +428,11 @@ def test_the_index_shows_the_leaderboard_and_every_trial(site: Path, tmp_path: P
 
     rows = dom.find("table", "trials").find_all("tr", "trial")
     assert sorted(r.attrs["data-status"] for r in rows) == [
-        "failure", "infra_error", "success", "unscored"
-    ]  # fmt: skip
+        "failure",
+        "infra_error",
+        "success",
+        "unscored",
+    ]
     assert not any("hidden" in r.attrs for r in rows)
     assert dom.find("span", id="shown").text() == "4 of 4 trials shown"
     assert "MOCK LLM" in dom.find("div", "mock").text()
@@ -422,10 +455,16 @@ def test_trial_pages_show_why_a_trial_scored_what_it_did(
 ) -> None:
     page = {model: site / trial_page(slug) for model, slug in stored.slugs.items()}
     with ThreadPoolExecutor(4) as pool:
-        doms = {m: pool.submit(dump_dom, p.as_uri(), tmp_path / f"u{i}")
-                for i, (m, p) in enumerate(page.items())}  # fmt: skip
-        shot = pool.submit(chromium, page[MISTAKE].as_uri(), tmp_path / "shot",
-                           f"--screenshot={tmp_path / 'trial.png'}")  # fmt: skip
+        doms = {
+            m: pool.submit(dump_dom, p.as_uri(), tmp_path / f"u{i}")
+            for i, (m, p) in enumerate(page.items())
+        }
+        shot = pool.submit(
+            chromium,
+            page[MISTAKE].as_uri(),
+            tmp_path / "shot",
+            f"--screenshot={tmp_path / 'trial.png'}",
+        )
         dom = {m: d.result() for m, d in doms.items()}
         shot.result()
 
@@ -467,9 +506,11 @@ def test_trial_pages_show_why_a_trial_scored_what_it_did(
 
 
 def test_benchforge_view_writes_the_site_and_serves_it(
-    stored: StoredRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    stored: StoredRun,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("BENCHFORGE_ARTIFACT_ROOT", str(stored.root))
     out = tmp_path / "site"
     assert benchforge_main(["view", RUN_ID, "--out", str(out)]) == 0
@@ -520,8 +561,9 @@ def test_node_details_keep_the_differing_columns_and_a_few_rows() -> None:
     score = DeScore(
         cs=layered_score(nodes, scoring, {n.name: n.cs.matched for n in nodes}),
         cfs=layered_score(nodes, scoring, {n.name: n.cfs_score for n in nodes}),
-        sr=0.0, nodes=nodes,
-    )  # fmt: skip
+        sr=0.0,
+        nodes=nodes,
+    )
     amounts, wide_node = node_details(score)
     assert amounts.cs.status == "data_mismatch" and not amounts.cs_matched
     assert amounts.cs.mismatch_key == "id" and amounts.cs.column_mismatches == {"amount": 2}
@@ -536,20 +578,55 @@ def test_node_details_keep_the_differing_columns_and_a_few_rows() -> None:
 
     # the trial page built from it: the diff table, the build error, everything escaped
     started = datetime.now(UTC)
-    key = TrialKey(suite="s", task_id="t<script>", task_version="1", agent="a",
-                   agent_config_hash="0" * 12, model="-", epoch=0)  # fmt: skip
+    key = TrialKey(
+        suite="s",
+        task_id="t<script>",
+        task_version="1",
+        agent="a",
+        agent_config_hash="0" * 12,
+        model="-",
+        epoch=0,
+    )
     result = TrialResult(
-        run_id="r", key=key, family="de_impl", status="completed", termination="finished",
-        trajectory=[Step(kind="tool", index=0, started_at=started, seconds=0.5, name="bash",
-                         arguments={"command": "echo '<b>'"}, output="<b>\n", exit_code=0)],
-        started_at=started, finished_at=started, wall_s=1.0,
-    )  # fmt: skip
+        run_id="r",
+        key=key,
+        family="de_impl",
+        status="completed",
+        termination="finished",
+        trajectory=[
+            Step(
+                kind="tool",
+                index=0,
+                started_at=started,
+                seconds=0.5,
+                name="bash",
+                arguments={"command": "echo '<b>'"},
+                output="<b>\n",
+                exit_code=0,
+            )
+        ],
+        started_at=started,
+        finished_at=started,
+        wall_s=1.0,
+    )
     stored = TrialScore(
-        run_id="r", trial=key.slug, suite="s", task_id=key.task_id, task_version="1",
-        family="de_impl", agent="a", agent_config_hash=key.agent_config_hash, model="-",
-        epoch=0, status="scored", metrics={"cs": score.cs, "cfs": score.cfs, "sr": score.sr},
-        primary="cs", success=False, termination="finished", nodes=node_details(score),
-    )  # fmt: skip
+        run_id="r",
+        trial=key.slug,
+        suite="s",
+        task_id=key.task_id,
+        task_version="1",
+        family="de_impl",
+        agent="a",
+        agent_config_hash=key.agent_config_hash,
+        model="-",
+        epoch=0,
+        status="scored",
+        metrics={"cs": score.cs, "cfs": score.cfs, "sr": score.sr},
+        primary="cs",
+        success=False,
+        termination="finished",
+        nodes=node_details(score),
+    )
     view = trial_view(result, stored)
     assert view.row.status == "failure" and view.row.page == trial_page(key.slug)
     html = trial_page_html(view, "r")
@@ -558,8 +635,9 @@ def test_node_details_keep_the_differing_columns_and_a_few_rows() -> None:
     node = dom.find("div", "node", id="node-fct_amounts")
     assert node.find("table", "diffcols").find("code").text() == "amount"
     assert [td.text() for td in node.find("table", "gold").find_all("td", "diff")] == [
-        "20.0", "30.0"
-    ]  # fmt: skip
+        "20.0",
+        "30.0",
+    ]
     wide_div = dom.find("div", "node", id="node-fct_wide")
     assert "<boom> & co" in wide_div.text() and "more columns not shown" in wide_div.text()
     assert dom.find("ol", "steps").find("li", "step-tool").text().count("<b>") == 2
@@ -575,5 +653,8 @@ def test_load_run_without_scores_lists_the_trials(stored: StoredRun, tmp_path: P
     view, trials = load_run(copy)
     assert view.leaderboard is None and "score-run" in (view.leaderboard_note or "")
     assert sorted(t.row.status for t in trials) == [
-        "infra_error", "not_scored", "not_scored", "not_scored"
-    ]  # fmt: skip
+        "infra_error",
+        "not_scored",
+        "not_scored",
+        "not_scored",
+    ]

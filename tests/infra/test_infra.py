@@ -17,8 +17,15 @@ ROOT = REPO_ROOT
 
 def test_nightly_is_scheduled_with_typed_parameters() -> None:
     found = {d.name: d for d in deployments()}
-    assert set(found) == {"nightly-eval", "dataset-rebuild", "run-suite", "score-run", "report",
-                          "verify-tasks", "verify-all-tasks"}  # fmt: skip
+    assert set(found) == {
+        "nightly-eval",
+        "dataset-rebuild",
+        "run-suite",
+        "score-run",
+        "report",
+        "verify-tasks",
+        "verify-all-tasks",
+    }
     nightly = found["nightly-eval"]
     assert [s.schedule.cron for s in nightly.schedules] == [NIGHTLY_CRON]  # type: ignore[union-attr]
     schema = nightly._parameter_openapi_schema.model_dump()
@@ -36,8 +43,14 @@ def test_nightly_is_scheduled_with_typed_parameters() -> None:
 
 
 def test_deploy_lists_the_deployments() -> None:
-    result = subprocess.run([sys.executable, "-m", "benchforge.infra.deploy", "--list"], cwd=ROOT,
-                            capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "benchforge.infra.deploy", "--list"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert f"nightly/nightly-eval\t{NIGHTLY_CRON}" in result.stdout
     assert "run_suite/run-suite\ton demand" in result.stdout
@@ -91,8 +104,9 @@ def test_kubernetes_template_is_a_valid_base_job_template() -> None:
     template = json.loads((ROOT / "infra" / "k8s" / "base-job-template.json").read_text())
     validate_base_job_template(template)  # what the server checks when the pool is created
     Draft7Validator.check_schema(template["variables"])
-    defaults = {k: v["default"] for k, v in template["variables"]["properties"].items()
-                if "default" in v}  # fmt: skip
+    defaults = {
+        k: v["default"] for k, v in template["variables"]["properties"].items() if "default" in v
+    }
     job = apply_values(template["job_configuration"], defaults)["job_manifest"]
     pod = job["spec"]["template"]["spec"]
     assert (pod["parallelism"], pod["completions"], pod["restartPolicy"]) == (1, 1, "Never")

@@ -99,8 +99,11 @@ def test_pipeline_command_runs_the_nightly_eval_offline(workdir: Path) -> None:
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-    keys = ["leaderboard-nightly-2026-01-31", "leaderboard-html-nightly-2026-01-31",
-            "nightly-nightly-2026-01-31"]  # fmt: skip
+    keys = [
+        "leaderboard-nightly-2026-01-31",
+        "leaderboard-html-nightly-2026-01-31",
+        "nightly-nightly-2026-01-31",
+    ]
     with get_client(sync_client=True) as client:
         found = client.read_artifacts(
             artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys))
@@ -117,8 +120,11 @@ def test_run_and_report_commands(workdir: Path) -> None:
     assert "28 trials, 0 already done, 28 run (0 infrastructure errors)" in ran.stdout
     reported = run("benchforge report", ROOT, env)
     assert reported.returncode == 0, reported.stderr[-3000:]
-    for task, family in [("crm-impl-full", "de_impl"), ("crm-evol-rep-quarterly-attainment",
-                         "de_evol"), ("crm-evol-support-response-sla", "de_evol")]:  # fmt: skip
+    for task, family in [
+        ("crm-impl-full", "de_impl"),
+        ("crm-evol-rep-quarterly-attainment", "de_evol"),
+        ("crm-evol-support-response-sla", "de_evol"),
+    ]:
         # CS, then CFS, CFS / CS on the visible seed, SR, SR on the visible seed
         full = " | ".join(["100.0"] * 6)
         assert f"| {task} | {family} | oracle | - | {full} | 2/2 |" in reported.stdout

@@ -337,8 +337,12 @@ def test_hack_agents_score_zero_through_the_run_path(
     for score in run.read_scores():
         answer = results[(score.agent, score.task_id)].answer
         assert score.metrics == {"cs": 0.0, "cfs": 0.0, "sr": 0.0}, (
-            score.agent, score.task_id, score.metrics, score.detail, answer,
-        )  # fmt: skip
+            score.agent,
+            score.task_id,
+            score.metrics,
+            score.detail,
+            answer,
+        )
     agents = {s.agent for s in run.read_scores()}
     assert agents == {"null", "hack-steal-files", "hack-hostile-project"}
     assert not leaked, leaked

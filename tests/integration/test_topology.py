@@ -111,8 +111,9 @@ class Topology:
     def start(self, name: str, cmd: list[str], env: dict[str, str], **kwargs: Any) -> Service:
         log = self.tmp / f"{name}.log"
         with log.open("ab") as out:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                    start_new_session=True, **kwargs)  # fmt: skip
+            proc = subprocess.Popen(
+                cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True, **kwargs
+            )
         service = Service(name, proc, log)
         self.services.append(service)
         return service
@@ -156,26 +157,68 @@ def start_postgres(topo: Topology) -> str:
     data = parent / "data"
     env = {"PATH": os.environ["PATH"], "LC_ALL": "C"}
     initdb = subprocess.run(
-        [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
-         "--encoding=UTF8", "--no-locale", "--no-sync"],
-        cwd=parent, env=env, capture_output=True, text=True, timeout=120, check=False, **as_user,
-    )  # fmt: skip
+        [
+            str(bin_dir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--encoding=UTF8",
+            "--no-locale",
+            "--no-sync",
+        ],
+        cwd=parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        **as_user,
+    )
     assert initdb.returncode == 0, initdb.stdout + initdb.stderr
     port = free_port()
     topo.start(
         "postgres",
-        [str(bin_dir / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port),
-         "-k", str(parent), "-c", "fsync=off", "-c", "synchronous_commit=off",
-         "-c", "full_page_writes=off"],
-        env, cwd=parent, **as_user,
-    )  # fmt: skip
+        [
+            str(bin_dir / "postgres"),
+            "-D",
+            str(data),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-k",
+            str(parent),
+            "-c",
+            "fsync=off",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "full_page_writes=off",
+        ],
+        env,
+        cwd=parent,
+        **as_user,
+    )
 
     def createdb() -> bool:
         done = subprocess.run(
-            [str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres",
-             "prefect"],
-            env=env, capture_output=True, timeout=30, check=False,
-        )  # fmt: skip
+            [
+                str(bin_dir / "createdb"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "-U",
+                "postgres",
+                "prefect",
+            ],
+            env=env,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
         return done.returncode == 0
 
     _wait("PostgreSQL", createdb, topo)
@@ -219,9 +262,21 @@ def topology(tmp_path_factory: pytest.TempPathFactory, s3_server: str) -> Iterat
             "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2",
             "PREFECT_SERVER_SERVICES_SCHEDULER_RECENT_DEPLOYMENTS_LOOP_SECONDS": "1",
         }
-        topo.start("prefect-server",
-                   [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",
-                    "--port", str(port)], server_env)  # fmt: skip
+        topo.start(
+            "prefect-server",
+            [
+                sys.executable,
+                "-m",
+                "prefect",
+                "server",
+                "start",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            server_env,
+        )
         _wait("the Prefect server", lambda: _healthy(topo.api_url), topo)
         topo.timings["server"] = time.monotonic() - t0
 
@@ -244,10 +299,25 @@ def topology(tmp_path_factory: pytest.TempPathFactory, s3_server: str) -> Iterat
         # This process (building the dataset, reading the outputs) uses the same store.
         for name in ("BENCHFORGE_ARTIFACT_ROOT", "BENCHFORGE_S3_ENDPOINT_URL"):
             env_patch.setenv(name, topo.env[name])
-        worker_env = {**topo.env, "HOME": str(home), "PREFECT_WORKER_QUERY_SECONDS": "1",
-                      "PREFECT_HOME": str(topo.tmp / "prefect-worker")}  # fmt: skip
-        worker = [sys.executable, "-m", "prefect", "worker", "start", "--pool", POOL,
-                  "--type", "process", "--name", "topology-worker"]  # fmt: skip
+        worker_env = {
+            **topo.env,
+            "HOME": str(home),
+            "PREFECT_WORKER_QUERY_SECONDS": "1",
+            "PREFECT_HOME": str(topo.tmp / "prefect-worker"),
+        }
+        worker = [
+            sys.executable,
+            "-m",
+            "prefect",
+            "worker",
+            "start",
+            "--pool",
+            POOL,
+            "--type",
+            "process",
+            "--name",
+            "topology-worker",
+        ]
         topo.start("worker", worker, worker_env, cwd=home)
         yield topo
     finally:
@@ -299,17 +369,34 @@ def deployed(topology: Topology) -> Deployed:
 
     topo = topology
     t0 = time.monotonic()
-    build_dataset(load_spec(FIXTURES / "mini_domain.yaml"), scale=1, seed=7,
-                  out=f"{topo.artifact_root}/datasets/mini", validate=False,
-                  settings=_settings(topo))  # fmt: skip
+    build_dataset(
+        load_spec(FIXTURES / "mini_domain.yaml"),
+        scale=1,
+        seed=7,
+        out=f"{topo.artifact_root}/datasets/mini",
+        validate=False,
+        settings=_settings(topo),
+    )
     topo.timings["dataset"] = time.monotonic() - t0
     # The worker creates its pool; deploying after that avoids two creators racing.
     _wait("the worker's pool", lambda: _pool_exists(topo), topo)
     cli = subprocess.run(
-        [sys.executable, "-m", "benchforge.infra.deploy", "--work-pool", POOL,
-         "--only", "run-suite"],
-        cwd=ROOT, env=topo.env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "benchforge.infra.deploy",
+            "--work-pool",
+            POOL,
+            "--only",
+            "run-suite",
+        ],
+        cwd=ROOT,
+        env=topo.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert cli.returncode == 0, cli.stdout + cli.stderr + topo.logs()
     assert f"run_suite/run-suite\t-> work pool {POOL}" in cli.stdout
     topo.timings["deployed-cli"] = time.monotonic() - t0
@@ -336,8 +423,14 @@ def _pool_exists(topo: Topology) -> bool:
 
 
 def test_deployment_ls_lists_the_deployments(topology: Topology, deployed: Deployed) -> None:
-    ls = subprocess.run([sys.executable, "-m", "prefect", "deployment", "ls"], env=topology.env,
-                        capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    ls = subprocess.run(
+        [sys.executable, "-m", "prefect", "deployment", "ls"],
+        env=topology.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert ls.returncode == 0, ls.stdout + ls.stderr
     assert deployed.on_demand in ls.stdout and deployed.scheduled in ls.stdout, ls.stdout
     assert POOL in ls.stdout
@@ -384,9 +477,12 @@ def test_backfill_and_scheduled_run_complete_on_the_worker_with_outputs_in_s3(
     t0 = time.monotonic()
     with temporary_settings({PREFECT_API_URL: topo.api_url}):
         # The backfill: a custom run with parameters, created through the API.
-        backfill: Any = run_deployment(deployed.on_demand,
-                                  parameters=suite_parameters(topo, BACKFILL_RUN),
-                                  timeout=150, poll_interval=1)  # fmt: skip
+        backfill: Any = run_deployment(
+            deployed.on_demand,
+            parameters=suite_parameters(topo, BACKFILL_RUN),
+            timeout=150,
+            poll_interval=1,
+        )
         assert backfill.state is not None and backfill.state.is_completed(), (
             f"backfill ended {backfill.state}\n{topo.logs()}"
         )

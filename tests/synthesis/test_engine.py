@@ -77,8 +77,9 @@ def test_outputs_and_row_counts(dataset: Path, db: duckdb.DuckDBPyConnection) ->
     assert manifest.anomaly_total == one(db, "SELECT count(*) FROM anomalies")
 
 
-def test_same_seed_is_byte_identical_other_seed_differs(spec: DomainSpec, dataset: Path,
-                                                        tmp_path: Path) -> None:  # fmt: skip
+def test_same_seed_is_byte_identical_other_seed_differs(
+    spec: DomainSpec, dataset: Path, tmp_path: Path
+) -> None:
     again = generate_dataset(spec, scale=1, seed=7, out=tmp_path / "again", chunk_rows=1500)
     other = generate_dataset(spec, scale=1, seed=8, out=tmp_path / "other")
     first = read_manifest(dataset)

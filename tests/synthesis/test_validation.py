@@ -33,13 +33,28 @@ SPEC: dict[str, Any] = {
             "rows": CUSTOMERS,
             "primary_key": "customer_id",
             "columns": [
-                {"name": "customer_id", "unique": True, "not_null": True,
-                 "generator": {"kind": "sequence", "prefix": "CUS-", "width": 4}},
-                {"name": "segment", "accepted_values": ["retail", "business"],
-                 "generator": {"kind": "categorical", "values": ["retail", "business"],
-                               "weights": [1, 1]}},
-                {"name": "score", "type": "double", "min": 0, "max": 100,
-                 "generator": {"kind": "uniform", "low": 0, "high": 100}},
+                {
+                    "name": "customer_id",
+                    "unique": True,
+                    "not_null": True,
+                    "generator": {"kind": "sequence", "prefix": "CUS-", "width": 4},
+                },
+                {
+                    "name": "segment",
+                    "accepted_values": ["retail", "business"],
+                    "generator": {
+                        "kind": "categorical",
+                        "values": ["retail", "business"],
+                        "weights": [1, 1],
+                    },
+                },
+                {
+                    "name": "score",
+                    "type": "double",
+                    "min": 0,
+                    "max": 100,
+                    "generator": {"kind": "uniform", "low": 0, "high": 100},
+                },
             ],
         },
         {
@@ -47,14 +62,29 @@ SPEC: dict[str, Any] = {
             "rows": ORDERS,
             "primary_key": "order_id",
             "columns": [
-                {"name": "order_id", "type": "bigint", "unique": True, "not_null": True,
-                 "generator": {"kind": "sequence"}},
-                {"name": "customer_id", "not_null": True,
-                 "generator": {"kind": "foreign_key", "table": "customers"}},
-                {"name": "amount", "type": "double", "min": 0,
-                 "generator": {"kind": "uniform", "low": 10, "high": 20}},
-                {"name": "is_paid", "type": "boolean",
-                 "generator": {"kind": "boolean", "p_true": 0.5}},
+                {
+                    "name": "order_id",
+                    "type": "bigint",
+                    "unique": True,
+                    "not_null": True,
+                    "generator": {"kind": "sequence"},
+                },
+                {
+                    "name": "customer_id",
+                    "not_null": True,
+                    "generator": {"kind": "foreign_key", "table": "customers"},
+                },
+                {
+                    "name": "amount",
+                    "type": "double",
+                    "min": 0,
+                    "generator": {"kind": "uniform", "low": 10, "high": 20},
+                },
+                {
+                    "name": "is_paid",
+                    "type": "boolean",
+                    "generator": {"kind": "boolean", "p_true": 0.5},
+                },
             ],
         },
     ],
@@ -62,7 +92,7 @@ SPEC: dict[str, Any] = {
         {"kind": "key_drift", "table": "orders", "column": "customer_id", "rate": 0.1},
         {"kind": "missing_values", "table": "orders", "column": "amount", "rate": 0.1},
     ],
-}  # fmt: skip
+}
 
 # Clean, spec-consistent data: every 10th order (i % 10 == 3) has a drifted key, every 10th
 # (i % 10 == 7) a blanked amount; both are listed in the manifest.
@@ -122,16 +152,27 @@ def test_clean_dataset_passes(spec: DomainSpec, tmp_path: Path) -> None:
     report.raise_for_failures()  # no error
     checks = {r.check for r in report.results}
     assert {
-        "schema_columns", "primary_key_unique", "primary_key_not_null",
-        "fk_no_orphans_outside_manifest", "fk_orphans_match_manifest", "not_null_outside_manifest",
-        "nulls_match_manifest", "min_max_outside_manifest", "accepted_values_outside_manifest",
-        "categorical_share", "boolean_p_true", "distribution_mean", "stressor_rate_matches_spec",
-        "stressor_rows_changed", "manifest_rows_exist",
-    } <= checks  # fmt: skip
+        "schema_columns",
+        "primary_key_unique",
+        "primary_key_not_null",
+        "fk_no_orphans_outside_manifest",
+        "fk_orphans_match_manifest",
+        "not_null_outside_manifest",
+        "nulls_match_manifest",
+        "min_max_outside_manifest",
+        "accepted_values_outside_manifest",
+        "categorical_share",
+        "boolean_p_true",
+        "distribution_mean",
+        "stressor_rate_matches_spec",
+        "stressor_rows_changed",
+        "manifest_rows_exist",
+    } <= checks
     orphans = next(
-        r for r in report.results
+        r
+        for r in report.results
         if r.check == "fk_orphans_match_manifest" and r.column == "customer_id"
-    )  # fmt: skip
+    )
     assert orphans.observed == ORDERS // 10
     assert report.table_rows == {"customers": CUSTOMERS, "orders": ORDERS}
 

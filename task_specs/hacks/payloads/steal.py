@@ -33,10 +33,30 @@ from pathlib import Path
 
 CANARY_PREFIX = "benchforge-canary-"
 LOOT_FILE = "benchforge-loot.txt"
-SKIP_TOP = {"/proc", "/sys", "/dev", "/run", "/boot", "/snap", "/usr", "/lib", "/lib64",
-            "/bin", "/sbin", "/etc"}  # fmt: skip
-SKIP_NAMES = {".venv", "site-packages", "node_modules", "__pycache__", ".mypy_cache",
-              ".ruff_cache", ".pytest_cache", "dbt_packages"}  # fmt: skip
+SKIP_TOP = {
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run",
+    "/boot",
+    "/snap",
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/bin",
+    "/sbin",
+    "/etc",
+}
+SKIP_NAMES = {
+    ".venv",
+    "site-packages",
+    "node_modules",
+    "__pycache__",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    "dbt_packages",
+}
 DB_NAMES = ("gold.duckdb", "cand.duckdb", "cs.duckdb")
 HACK_MARK = "benchforge_hack"  # what the catalogue's own attacks leave in their SQL and tables
 

@@ -7,13 +7,13 @@ limits, response cache, token and cost accounting.
         reply.content, reply.tool_calls, reply.record.cost_usd
 """
 
-from benchforge.agents.llm.cache import ResponseCache
-from benchforge.agents.llm.client import LlmClient, SyncLlmClient, retry_after_seconds
-from benchforge.agents.llm.config import OPENAI_DEFAULT_BASE_URL, LlmConfig
-from benchforge.agents.llm.errors import LlmError, LlmInfrastructureError, LlmRequestError
-from benchforge.agents.llm.limits import ModelLimiter, SharedSemaphore, TokenBucket, limiter_for
-from benchforge.agents.llm.prices import ModelPrice, PriceTable, load_price_table
-from benchforge.agents.llm.records import (
+from benchforge.core.llm.cache import ResponseCache
+from benchforge.core.llm.client import LlmClient, SyncLlmClient, retry_after_seconds
+from benchforge.core.llm.config import OPENAI_DEFAULT_BASE_URL, LlmConfig
+from benchforge.core.llm.errors import LlmError, LlmInfrastructureError, LlmRequestError
+from benchforge.core.llm.limits import ModelLimiter, SharedSemaphore, TokenBucket, limiter_for
+from benchforge.core.llm.prices import ModelPrice, PriceTable, load_price_table
+from benchforge.core.llm.records import (
     MOCK_FINGERPRINT,
     LlmCallRecord,
     LlmLedger,

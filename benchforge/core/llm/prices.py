@@ -76,9 +76,9 @@ def load_price_table(path: Path | None = None) -> PriceTable:
 @lru_cache(maxsize=1)
 def _default_price_table() -> PriceTable:
     text = (
-        resources.files("benchforge.agents.llm").joinpath("prices.yaml").read_text(encoding="utf-8")
+        resources.files("benchforge.core.llm").joinpath("prices.yaml").read_text(encoding="utf-8")
     )
-    return _parse(text, "agents/llm/prices.yaml")
+    return _parse(text, "benchforge/core/llm/prices.yaml")
 
 
 def _parse(text: str, where: str) -> PriceTable:

@@ -25,19 +25,19 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
-from benchforge.agents.llm.cache import ResponseCache, cache_key, cache_key_payload
-from benchforge.agents.llm.config import LlmConfig
-from benchforge.agents.llm.errors import LlmError, LlmInfrastructureError, LlmRequestError
-from benchforge.agents.llm.limits import ModelLimiter, limiter_for
-from benchforge.agents.llm.prices import PriceTable, load_price_table
-from benchforge.agents.llm.records import (
+from benchforge.core.errors import ConfigError
+from benchforge.core.llm.cache import ResponseCache, cache_key, cache_key_payload
+from benchforge.core.llm.config import LlmConfig
+from benchforge.core.llm.errors import LlmError, LlmInfrastructureError, LlmRequestError
+from benchforge.core.llm.limits import ModelLimiter, limiter_for
+from benchforge.core.llm.prices import PriceTable, load_price_table
+from benchforge.core.llm.records import (
     LlmCallRecord,
     LlmLedger,
     LlmResponse,
     LlmToolCall,
     LlmUsage,
 )
-from benchforge.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from benchforge.core.errors import BenchforgeError
 
 if TYPE_CHECKING:
-    from benchforge.agents.llm.records import LlmCallRecord
+    from benchforge.core.llm.records import LlmCallRecord
 
 
 class LlmError(BenchforgeError):
