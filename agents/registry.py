@@ -3,44 +3,78 @@
 oracle | null | react-de | single-call          shipped agents, default configs
 react-de=path/to/config.yaml                    a shipped agent with its config from a file
 command=path/to/agent.yaml                      an external CLI agent (CommandAgentConfig)
+
+The names are those registered with ``register_agent`` (``benchforge.agents.registration``);
+importing this module imports the shipped agents (``benchforge.agents.builtin``).
 """
 
 from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from benchforge.agents.builtin.command import CommandAgent, CommandAgentConfig
-from benchforge.agents.builtin.null import NullAgent
-from benchforge.agents.builtin.oracle import OracleAgent, SolutionProvider
-from benchforge.agents.builtin.react_de import ReactDeAgent, ReactDeConfig
-from benchforge.agents.builtin.single_call import SingleCallAgent, SingleCallConfig
+import benchforge.agents.builtin  # noqa: F401  (registers the shipped agents)
 from benchforge.agents.protocol import Agent
+from benchforge.agents.registration import (
+    AgentResources,
+    SolutionProvider,
+    agent_entry,
+    register_agent,
+    registered_agents,
+)
 from benchforge.core.errors import ConfigError
 from benchforge.core.yamlio import read_yaml
 
+__all__ = [
+    "AgentSpelling",
+    "agent_names",
+    "agent_spellings",
+    "build_agent",
+    "register_agent",
+    "registered_agents",
+]
+
 C = TypeVar("C", bound=BaseModel)
-SHIPPED = ("oracle", "null", "react-de", "single-call", "command")
-
-ShippedAgent = Literal["oracle", "null", "react-de", "single-call"]
-AgentSpelling = (
-    ShippedAgent
-    | Annotated[
-        str,
-        Field(
-            pattern=r"^(react-de|single-call|command)=\S.*$",
-            description="an agent with its config file: react-de=..., command=agent.yaml",
-        ),
-    ]
-)
-"""How flows type an agent parameter: the shipped names as choices, or NAME=CONFIG."""
 
 
-def _no_solutions(_key: object) -> None:
-    return None
+def agent_names() -> list[str]:
+    """Every registered agent's name, in listing order."""
+    return [entry.name for entry in registered_agents()]
+
+
+def agent_spellings() -> list[str]:
+    """How the CLI may name the registered agents: plain names first, then with a file."""
+    spellings = [s for entry in registered_agents() for s in entry.spellings]
+    return [s for s in spellings if "=" not in s] + [s for s in spellings if "=" in s]
+
+
+def _spelling_type() -> Any:
+    entries = registered_agents()
+    plain = tuple(entry.name for entry in entries if not entry.config_required)
+    # names are [a-z0-9_.-]: only the dot needs escaping (the pattern reads as written)
+    with_file = "|".join(e.name.replace(".", r"\.") for e in entries if e.config is not None)
+    return (
+        Literal[plain]
+        | Annotated[
+            str,
+            Field(
+                pattern=rf"^({with_file})=\S.*$",
+                description="an agent with its config file: react-de=..., command=agent.yaml",
+            ),
+        ]
+    )
+
+
+if TYPE_CHECKING:
+    AgentSpelling: TypeAlias = str
+else:
+    AgentSpelling = _spelling_type()
+"""How flows type an agent parameter: the registered names as choices (a JSON schema enum), or
+NAME=CONFIG for an agent with a config model. Made when this module is first imported, from the
+agents registered by then (the shipped ones)."""
 
 
 def _load_config(path: Path, model: type[C]) -> C:
@@ -56,25 +90,23 @@ def _load_config(path: Path, model: type[C]) -> C:
         raise ConfigError(f"{path}: {where}: {first['msg']}") from None
 
 
+def _no_solutions(_key: object) -> None:
+    return None
+
+
 def build_agent(spec: str, solutions: SolutionProvider = _no_solutions) -> Agent:
     """An agent from its CLI spelling (see the module docstring)."""
     name, _, config_path = spec.partition("=")
-    path = Path(config_path) if config_path else None
-    if name == "oracle":
-        return OracleAgent(solutions)
-    if name == "null":
-        return NullAgent()
-    if name == "react-de":
-        return ReactDeAgent(_load_config(path, ReactDeConfig) if path else None)
-    if name == "single-call":
-        return SingleCallAgent(_load_config(path, SingleCallConfig) if path else None)
-    if name == "command":
-        if path is None:
-            raise ConfigError("agent 'command' needs a config file: command=path/to/agent.yaml")
-        return CommandAgent(_load_config(path, CommandAgentConfig))
-    close = difflib.get_close_matches(name, SHIPPED, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise ConfigError(
-        f"unknown agent {spec!r}{hint} (known: oracle, null, react-de, single-call, "
-        "react-de=CONFIG.yaml, single-call=CONFIG.yaml, command=AGENT.yaml)"
-    )
+    entry = agent_entry(name)
+    if entry is None:
+        close = difflib.get_close_matches(name, agent_names(), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"unknown agent {spec!r}{hint} (known: {', '.join(agent_spellings())})")
+    config: BaseModel | None = None
+    if config_path:
+        if entry.config is None:
+            raise ConfigError(f"agent {name!r} takes no config file (given {config_path!r})")
+        config = _load_config(Path(config_path), entry.config)
+    elif entry.config_required:
+        raise ConfigError(f"agent {name!r} needs a config file: {name}=path/to/agent.yaml")
+    return entry.factory(config, AgentResources(solutions=solutions))

@@ -32,8 +32,10 @@ from prefect import flow  # noqa: E402
 
 from benchforge.agents.builtin.single_call import SingleCallAgent  # noqa: E402
 from benchforge.agents.mock_llm import FaultConfig, MockServerConfig, run_server  # noqa: E402
-from benchforge.agents.protocol import AgentLimits, TaskEnvironment, TrialKey  # noqa: E402
-from benchforge.core.llm import LlmClient, LlmConfig  # noqa: E402
+from benchforge.agents.protocol import TaskEnvironment, Trajectory  # noqa: E402
+from benchforge.core.artifacts import LAYOUT  # noqa: E402
+from benchforge.core.llm import LlmClient, LlmClientView, LlmConfig  # noqa: E402
+from benchforge.core.records import AgentLimits, TrialKey  # noqa: E402
 from benchforge.core.sandbox import default_backend  # noqa: E402
 
 TASKS_ROOT = str(ROOT / "tests" / "fixtures" / "task_specs")
@@ -71,6 +73,7 @@ async def bare_loop(base_url: str, trials: int, concurrency: int, scratch: Path)
                 model=MODEL,
                 epoch=i,
             )
+            trajectory = Trajectory()  # the model step is recorded, as in a trial
             env = TaskEnvironment(
                 key=key,
                 family="de_evol",
@@ -80,7 +83,8 @@ async def bare_loop(base_url: str, trials: int, concurrency: int, scratch: Path)
                 tools=[],
                 limits=AgentLimits(),
                 sandbox=sandbox,
-                llm=llm,
+                llm=LlmClientView(llm, steps=trajectory, epoch=i),
+                trajectory=trajectory,
             )
             async with slots:
                 await agent.run(env)
@@ -140,7 +144,7 @@ def main() -> None:
         os.environ["BENCHFORGE_ARTIFACT_ROOT"] = str(root / "artifacts")
         os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
         (root / "dataset").mkdir()
-        (root / "dataset" / "dataset.json").write_text("{}")  # the agent reads no data
+        LAYOUT.dataset_record_file(root / "dataset").write_text("{}")  # the agent reads no data
         _warm_up()  # starts Prefect's ephemeral server outside the timings
         iso = default_backend().isolation()
         print(f"sandbox backend: {iso.backend} (not used by single-call: no tool calls)")

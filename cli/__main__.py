@@ -1,5 +1,5 @@
 """``python -m benchforge.cli``: the ``benchforge`` command."""
 
-from benchforge.cli.app import main
+from benchforge.cli.main import main
 
 raise SystemExit(main())

@@ -2,8 +2,9 @@
 
 A build folder holds ``gold.duckdb`` (raw + every model), ``manifest.json``,
 ``run_results.json``, ``catalog.json`` and the dbt docs site (``docs/index.html``), plus
-``build.json`` describing what was built from what. Builds are keyed by the dataset version
-(a hash of its table checksums) and the repository version (a hash of its files).
+its record (:class:`~benchforge.core.records.GoldBuild`, ``build.json``, written last)
+describing what was built from what. Builds are keyed by the dataset version (a hash of its
+table checksums) and the repository version (a hash of its files).
 """
 
 from __future__ import annotations
@@ -13,36 +14,16 @@ import json
 import shutil
 from pathlib import Path
 
-from pydantic import BaseModel
-
+from benchforge.core.artifacts import LAYOUT
 from benchforge.core.errors import BenchforgeError
+from benchforge.core.records import GOLD_DB, DatasetRecord, GoldBuild
 from benchforge.evaluation.dbt.runner import DbtInvocation, NodeResult, run_dbt
 
-GOLD_DB = "gold.duckdb"
 REPO_SUFFIXES = {".sql", ".yml", ".yaml", ".md", ".csv", ".py"}
 
 
 class GoldBuildError(BenchforgeError):
     """``dbt build`` of a gold repository failed: the message names the failing nodes."""
-
-
-class GoldBuild(BaseModel):
-    domain: str
-    repo: str
-    repo_version: str
-    dataset_version: str
-    folder: Path
-    seconds: float
-    models: int
-    tests: int
-
-    @property
-    def db(self) -> Path:
-        return self.folder / GOLD_DB
-
-    @property
-    def manifest(self) -> Path:
-        return self.folder / "manifest.json"
 
 
 def repo_version(repo: Path) -> str:
@@ -57,8 +38,9 @@ def repo_version(repo: Path) -> str:
 
 
 def dataset_version(dataset_dir: Path) -> str:
-    record = json.loads((dataset_dir / "dataset.json").read_text())
-    checksums = json.dumps(record["table_checksums"], sort_keys=True).encode()
+    """Hash of the dataset's table checksums, read from its completion record."""
+    record = DatasetRecord.model_validate_json(LAYOUT.dataset_record_file(dataset_dir).read_text())
+    checksums = json.dumps(record.table_checksums, sort_keys=True).encode()
     return hashlib.sha256(checksums).hexdigest()[:16]
 
 
@@ -109,7 +91,7 @@ def build_gold(
         models=_count(build, "model."),
         tests=_count(build, "test.") + _count(build, "unit_test."),
     )
-    (out / "build.json").write_text(record.model_dump_json(indent=2) + "\n")
+    LAYOUT.gold_record_file(out).write_text(record.model_dump_json(indent=2) + "\n")
     return record
 
 
@@ -129,7 +111,7 @@ def _count(invocation: DbtInvocation, prefix: str) -> int:
 
 
 def load_gold(folder: Path) -> GoldBuild:
-    return GoldBuild.model_validate_json((folder / "build.json").read_text())
+    return GoldBuild.model_validate_json(LAYOUT.gold_record_file(folder).read_text())
 
 
-__all__ = ["GoldBuild", "GoldBuildError", "NodeResult", "build_gold", "load_gold"]
+__all__ = ["GoldBuildError", "NodeResult", "build_gold", "load_gold"]

@@ -8,22 +8,17 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
-from benchforge.core.artifacts import open_store
+from benchforge.core.artifacts import LAYOUT, open_store
 from benchforge.core.catalogue import catalogue
+from benchforge.core.records import GoldBuild
 from benchforge.core.settings import load_settings
-from benchforge.evaluation.gold import (
-    GoldBuild,
-    dataset_version,
-    repo_version,
-)
-from benchforge.evaluation.gold import (
-    build_gold as build_gold_library,
-)
+from benchforge.evaluation.gold import build_gold as build_gold_library
+from benchforge.evaluation.gold import dataset_version, repo_version
 from benchforge.flows.datasets import local_dataset
 
 
 def gold_key(domain: str, dataset_dir: Path, repo: Path) -> str:
-    return f"gold/{domain}/{dataset_version(dataset_dir)}/{repo_version(repo)}"
+    return LAYOUT.gold(domain, dataset_version(dataset_dir), repo_version(repo))
 
 
 @task(name="dbt-build-gold")
@@ -34,7 +29,7 @@ def dbt_build_task(domain: str, repo: str, dataset_dir: str, out: str) -> GoldBu
 @task(name="store-gold")
 def store_task(build: GoldBuild, key: str) -> str:
     store = open_store(load_settings().artifact_root)
-    store.put_dir(key, build.folder, marker="build.json")
+    store.put_dir(key, build.folder, marker=LAYOUT.GOLD_RECORD)
     return store.uri(key)
 
 

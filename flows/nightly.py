@@ -16,27 +16,20 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
-from benchforge.agents.protocol import AgentLimits
 from benchforge.agents.registry import AgentSpelling
 from benchforge.core.artifacts import open_store
+from benchforge.core.records import AgentLimits, LlmOptions
 from benchforge.core.settings import load_settings
+from benchforge.flows.datasets import resolve_datasets, resolve_heldout
 from benchforge.flows.defaults import NIGHTLY_AGENTS, NIGHTLY_SUITES, nightly_models
 from benchforge.flows.gold import build_gold, gold_key
 from benchforge.flows.report import ReportSummary, artifact_key, publish_report
-from benchforge.flows.runs import (
-    RunId,
-    RunSummary,
-    ScoreSummary,
-    resolve_datasets,
-    resolve_heldout,
-    run_suite,
-    score_run,
-    work_root,
-)
-from benchforge.flows.tasks import verify_tasks
+from benchforge.flows.runs import RunId, RunSummary, ScoreSummary, run_suite, score_run
+from benchforge.flows.verify import verify_tasks
+from benchforge.harness.datasets import datasets_by_domain
 from benchforge.harness.identity import check_rerun, run_identity
-from benchforge.harness.models import LlmOptions
 from benchforge.harness.preflight import check_request
+from benchforge.harness.sandbox_policy import work_root
 from benchforge.harness.store import RunStore
 
 
@@ -145,15 +138,12 @@ def nightly(
     previous = RunStore(store, run_id).read_spec()
     check_rerun(previous, identity, (sorted(suites), agents, models, epochs))
 
-    by_domain: dict[str, str] = {}
+    # Gold per domain, on the dataset the run resolved for the domain's tasks.
+    by_domain = datasets_by_domain(request.tasks, dataset_dirs)
+    repos = {t.spec.dataset.domain: t.repo for t in reversed(request.tasks)}  # first task's
     gold: dict[str, str] = {}
-    for loaded in request.tasks:
-        domain = loaded.spec.dataset.domain
-        if domain in by_domain:
-            continue
-        folder = dataset_dirs[loaded.key]
-        by_domain[domain] = folder
-        key = gold_key(domain, Path(folder), loaded.repo)
+    for domain, folder in by_domain.items():
+        key = gold_key(domain, Path(folder), repos[domain])
         gold[domain] = (
             store.uri(key)
             if store.exists(f"{key}/build.json")

@@ -27,43 +27,29 @@ from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 from pydantic import BaseModel, Field
 
-from benchforge.agents.mock_llm import MockServerConfig, run_server
-from benchforge.agents.protocol import AgentLimits
 from benchforge.agents.registry import AgentSpelling
 from benchforge.core import progress
 from benchforge.core.artifacts import open_store
 from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import BenchforgeError
-from benchforge.core.llm import LlmConfig
+from benchforge.core.progress import Planned, TrialDone
+from benchforge.core.records import AgentLimits, LlmOptions, RunSpec, TrialResult
 from benchforge.core.sandbox import Isolation, default_backend
-from benchforge.core.settings import BenchforgeSettings, load_settings
+from benchforge.core.settings import load_settings
 from benchforge.evaluation.tasks import LoadedTask
 from benchforge.evaluation.tasks.loader import load_task
-from benchforge.flows.datasets import heldout_dataset, local_dataset
+from benchforge.flows.datasets import resolve_datasets, resolve_heldout
 from benchforge.harness.chunk import ChunkJob, execute_chunk
+from benchforge.harness.endpoints import llm_configs, llm_endpoint, uses_mock
 from benchforge.harness.identity import check_rerun, run_identity
 from benchforge.harness.matrix import chunked, expand
-from benchforge.harness.models import ChunkSummary, LlmOptions, RunSpec, TrialPlan
+from benchforge.harness.models import ChunkSummary, TrialPlan
 from benchforge.harness.preflight import check_request, suite_tasks
+from benchforge.harness.sandbox_policy import hidden_paths, work_root
 from benchforge.harness.scoring import GoldCache, ScoreMemo, score_trial
 from benchforge.harness.store import RunStore
 
 __all__ = ["run_suite", "score_run", "suite_tasks"]
-
-
-class TrialDone(BaseModel):
-    """Progress event: one trial finished."""
-
-    slug: str
-    status: str
-    termination: str
-
-
-class Planned(BaseModel):
-    """Progress event: how many trials (or scores) this invocation will work through."""
-
-    pending: int
-    skipped: int
 
 
 class RunSummary(BaseModel):
@@ -89,106 +75,11 @@ class ScoreSummary(BaseModel):
     seconds: float
 
 
-def work_root(settings: BenchforgeSettings) -> Path:
-    """Scratch space (workspaces, gold builds): beside local artifacts, else a user cache."""
-    root = settings.artifact_root
-    if root.startswith("s3://"):
-        return Path.home() / ".cache" / "benchforge" / "work"
-    return Path(root).resolve() / "work"
-
-
-def hidden_paths(settings: BenchforgeSettings, tasks: list[LoadedTask], work: Path) -> list[str]:
-    """Masked in every sandbox: artifacts, scratch (gold builds, other trials' workspaces),
-    the gold repositories and the task folders (overlays, hidden checks)."""
-    paths = {work, *catalogue(settings).protected()}
-    if not settings.artifact_root.startswith("s3://"):
-        paths.add(Path(settings.artifact_root).resolve())
-    for loaded in tasks:
-        paths.add(loaded.repo.resolve())
-        paths.add(loaded.folder.parent.resolve())
-    return sorted(str(p) for p in paths)
-
-
-def resolve_datasets(
-    tasks: list[LoadedTask], overrides: dict[str, str], scratch: Path
-) -> dict[str, str]:
-    """task key -> local dataset folder (synthesized once per (domain, scale, seed))."""
-    by_ref: dict[tuple[str, float, int], str] = {}
-    out = {}
-    for loaded in tasks:
-        ref = loaded.spec.dataset
-        ident = (ref.domain, ref.scale, ref.seed)
-        if ident not in by_ref:
-            override = overrides.get(ref.domain)
-            folder = local_dataset(
-                ref.domain, override, scratch / "datasets" / ref.domain, ref.scale, ref.seed
-            )
-            by_ref[ident] = str(Path(folder).resolve())
-        out[loaded.key] = by_ref[ident]
-    return out
-
-
-def resolve_heldout(
-    tasks: list[LoadedTask], overrides: dict[str, str], scratch: Path
-) -> dict[str, str]:
-    """task key -> held-out dataset folder, for tasks on their domain's generated dataset (a
-    custom dataset given for a domain has no spec to regenerate it from)."""
-    by_ref: dict[tuple[str, float, int], str] = {}
-    out = {}
-    for loaded in tasks:
-        ref = loaded.spec.dataset
-        if ref.domain in overrides or not loaded.spec.family.startswith("de_"):
-            continue
-        ident = (ref.domain, ref.scale, ref.seed)
-        if ident not in by_ref:
-            folder = heldout_dataset(
-                ref.domain, scratch / "heldout" / ref.domain, ref.scale, ref.seed
-            )
-            by_ref[ident] = str(Path(folder).resolve())
-        out[loaded.key] = by_ref[ident]
-    return out
-
-
-@contextmanager
-def llm_endpoint(settings: BenchforgeSettings, use_mock: bool) -> Iterator[str | None]:
-    """Yields the base URL agents call: the configured endpoint, or (``use_mock``: models are
-    called and no API key is configured) the Benchforge mock server started here for the run."""
-    if not use_mock:
-        yield settings.openai_base_url
-        return
-    with run_server(config=MockServerConfig()) as handle:
-        yield handle.url
-
-
-def llm_configs(
-    settings: BenchforgeSettings,
-    models: list[str],
-    base_url: str | None,
-    concurrency: int,
-    use_mock: bool,
-    options: LlmOptions,
-) -> dict[str, LlmConfig]:
-    configs = {}
-    for model in models:
-        overrides: dict[str, object] = {"concurrency": concurrency, **options.model_dump()}
-        if base_url:
-            overrides["base_url"] = base_url
-        if use_mock:
-            overrides["api_key"] = "benchforge-mock"
-        configs[model] = LlmConfig.from_settings(settings, role="agent", model=model, **overrides)
-    return configs
-
-
 @task(name="trial-chunk", cache_policy=NO_CACHE)
 def trial_chunk(job: ChunkJob, plans: list[TrialPlan]) -> ChunkSummary:
-    def report(result: object) -> None:
-        key = getattr(result, "key", None)
+    def report(result: TrialResult) -> None:
         progress.emit(
-            TrialDone(
-                slug=key.slug if key else "?",
-                status=str(getattr(result, "status", "?")),
-                termination=str(getattr(result, "termination", "?")),
-            )
+            TrialDone(slug=result.key.slug, status=result.status, termination=result.termination)
         )
 
     return execute_chunk(job, plans, on_trial_done=[report])
@@ -328,7 +219,7 @@ def run_suite(
     dataset_dirs = resolve_datasets(tasks, datasets or {}, work)
     heldout_dirs = resolve_heldout(tasks, datasets or {}, work) if heldout else {}
     identity = run_identity(tasks, built, models, epochs, limits, llm, dataset_dirs, heldout_dirs)
-    use_mock = request.uses_model and settings.openai_api_key is None
+    use_mock = uses_mock(settings, request.uses_model)
     with llm_endpoint(settings, use_mock) as base_url:
         spec = RunSpec(
             run_id=run_id,
@@ -414,11 +305,19 @@ def run_suite(
 
 
 @task(name="score-chunk", cache_policy=NO_CACHE)
-def score_chunk(run_id: str, slugs: list[str], work: str, unsandboxed: bool) -> dict[str, int]:
+def score_chunk(
+    run_id: str,
+    slugs: list[str],
+    work: str,
+    unsandboxed: bool,
+    gold: GoldCache,
+    memo: ScoreMemo,
+) -> dict[str, int]:
+    """Scores ``slugs``; ``gold`` and ``memo`` belong to the ``score_run`` flow run, shared by
+    its chunks (threads of one process) and dropped with it."""
     settings = load_settings()
     run = RunStore(open_store(settings.artifact_root), run_id)
     spec = run.require_spec()
-    gold = _gold_cache(Path(work))
     sandbox = default_backend()
     statuses: dict[str, int] = {}
     tasks: dict[tuple[str, str, str], LoadedTask] = {}
@@ -440,24 +339,12 @@ def score_chunk(run_id: str, slugs: list[str], work: str, unsandboxed: bool) -> 
             sandbox,
             unsandboxed=unsandboxed,
             heldout_dir=Path(heldout) if heldout else None,
-            memo=_score_memo(run_id),
+            memo=memo,
         )
         run.write_score(score)
         statuses[score.status] = statuses.get(score.status, 0) + 1
         progress.emit(TrialDone(slug=slug, status=score.status, termination=result.termination))
     return statuses
-
-
-_gold_caches: dict[str, GoldCache] = {}
-_score_memos: dict[str, ScoreMemo] = {}
-
-
-def _score_memo(run_id: str) -> ScoreMemo:
-    return _score_memos.setdefault(run_id, ScoreMemo())
-
-
-def _gold_cache(work: Path) -> GoldCache:
-    return _gold_caches.setdefault(str(work), GoldCache(work))
 
 
 def _find_task(spec: RunSpec, ident: tuple[str, str, str]) -> LoadedTask:
@@ -511,12 +398,12 @@ def score_run(
         runner: Any = ThreadPoolTaskRunner(max_workers=workers)
         if unsandboxed:
             logger.warning("scoring run %s WITHOUT a sandbox (explicitly requested)", run_id)
-        try:
-            for part in _score_chunks(runner, run_id, parts, work, unsandboxed):
-                for status, count in part.items():
-                    statuses[status] = statuses.get(status, 0) + count
-        finally:
-            _score_memos.pop(run_id, None)
+        # Owned by this flow run: gold prepared once per (task, dataset) and identical
+        # submissions scored once, across its chunks; gone when the run ends.
+        gold, memo = GoldCache(Path(work)), ScoreMemo()
+        for part in _score_chunks(runner, run_id, parts, work, unsandboxed, gold, memo):
+            for status, count in part.items():
+                statuses[status] = statuses.get(status, 0) + count
     return ScoreSummary(
         run_id=run_id,
         scored=len(todo),
@@ -527,7 +414,13 @@ def score_run(
 
 
 def _score_chunks(
-    runner: Any, run_id: str, parts: list[list[str]], work: str, unsandboxed: bool
+    runner: Any,
+    run_id: str,
+    parts: list[list[str]],
+    work: str,
+    unsandboxed: bool,
+    gold: GoldCache,
+    memo: ScoreMemo,
 ) -> list[dict[str, int]]:
     with runner:
         futures = [
@@ -538,6 +431,8 @@ def _score_chunks(
                     "slugs": part,
                     "work": work,
                     "unsandboxed": unsandboxed,
+                    "gold": gold,
+                    "memo": memo,
                 },
             )
             for part in parts

@@ -10,9 +10,10 @@ from prefect.artifacts import create_markdown_artifact
 from pydantic import Field
 
 from benchforge.core.progress import emit
+from benchforge.core.records import DatasetRecord
 from benchforge.core.settings import load_settings
+from benchforge.harness.datasets import default_dataset_location
 from benchforge.synthesis.dataset import (
-    DatasetRecord,
     Target,
     discard,
     prepare_target,
@@ -31,11 +32,6 @@ Seed = Annotated[int, Field(ge=0)]
 def artifact_key(text: str) -> str:
     """Prefect artifact keys allow lower-case letters, digits and dashes only."""
     return "".join(c if c.isalnum() else "-" for c in text.lower())[:100]
-
-
-def default_dataset_location(domain: str, scale: float, seed: int) -> str:
-    root = load_settings().artifact_root.rstrip("/")
-    return f"{root}/datasets/{domain}/scale-{scale:g}/seed-{seed}"
 
 
 @task(name="generate-dataset")
@@ -66,7 +62,7 @@ def synthesize(
     scale: Scale = 1.0,
     seed: Seed = 7,
     out: str | None = None,
-    validate: bool = True,
+    run_validation: bool = True,
 ) -> DatasetRecord:
     """Builds a dataset of ``domain`` at ``scale`` from ``seed`` and publishes it to ``out``.
 
@@ -75,7 +71,8 @@ def synthesize(
         scale: size multiplier; 1.0 is the domain's reference size (crm: about 1 M rows).
         seed: every value is a function of the seed: the same seed gives the same data.
         out: a folder or s3:// prefix; default <artifact_root>/datasets/DOMAIN/scale-S/seed-N.
-        validate: run the Great Expectations suite before publishing.
+        run_validation: run the Great Expectations suite before publishing (a parameter
+            named ``validate`` would shadow an attribute of Prefect's parameter model).
     """
     logger = get_run_logger()
     load_domain(domain)  # a malformed spec fails here, before anything is written
@@ -83,7 +80,7 @@ def synthesize(
     try:
         rows = generate_task(domain, scale, seed, target)
         logger.info("generated %s rows of %s", f"{rows:,}", domain)
-        report = validate_task(domain, target) if validate else None
+        report = validate_task(domain, target) if run_validation else None
         if report is not None:
             logger.info("%d expectations passed", len(report.results))
         record = publish_task(target, report)

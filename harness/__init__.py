@@ -1,1 +1,2 @@
-"""Runs at scale: trial matrix, resumable store, chunked executor, scoring of stored trials."""
+"""Runs at scale, without Prefect: trial matrix, resumable store, chunked executor, scoring of
+stored trials, dataset resolution, model endpoints and the sandbox policy."""

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from benchforge.agents.protocol import AgentLimits
 from benchforge.core.artifacts import open_store
 from benchforge.core.llm import LlmConfig, SharedSemaphore
+from benchforge.core.records import AgentLimits, TrialResult
 from benchforge.core.sandbox import default_backend
 from benchforge.harness.executor import LimitedSandbox, RunContext, run_chunk
 from benchforge.harness.models import ChunkSummary, TrialPlan
@@ -79,7 +80,9 @@ def context_for(job: ChunkJob) -> RunContext:
 
 
 def execute_chunk(
-    job: ChunkJob, plans: list[TrialPlan], on_trial_done: list[object] | None = None
+    job: ChunkJob,
+    plans: list[TrialPlan],
+    on_trial_done: list[Callable[[TrialResult], None]] | None = None,
 ) -> ChunkSummary:
     """Runs one chunk to completion on its own event loop in the calling worker thread (two
     loops on two threads overlap one's blocking file writes with the other's work; one shared

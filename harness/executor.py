@@ -16,30 +16,26 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from benchforge.agents.builtin.oracle import SolutionProvider
-from benchforge.agents.protocol import (
-    Agent,
-    AgentLimits,
-    AgentOutcome,
-    Step,
-    TaskEnvironment,
-    TrialResult,
-)
+from benchforge.agents.protocol import Agent, AgentOutcome, TaskEnvironment, Trajectory
 from benchforge.agents.registry import build_agent
-from benchforge.agents.tools.de import DE_TOOLS, PROFILES_DIR
+from benchforge.agents.tools.de import PROFILES_DIR
+from benchforge.agents.tools.toolsets import toolset
 from benchforge.core.llm import (
     LlmClient,
+    LlmClientView,
     LlmConfig,
     LlmInfrastructureError,
     LlmTotals,
     SharedSemaphore,
 )
+from benchforge.core.records import AgentLimits, Step, TrialResult
 from benchforge.core.sandbox import (
     Isolation,
     SandboxBackend,
@@ -48,7 +44,8 @@ from benchforge.core.sandbox import (
     SandboxResult,
 )
 from benchforge.evaluation.dbt.runner import write_profile
-from benchforge.evaluation.de.tasks import workspace as materialize_workspace
+from benchforge.evaluation.families import family_of
+from benchforge.evaluation.families import workspace as materialize_workspace
 from benchforge.evaluation.tasks.loader import load_task
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.models import ChunkSummary, TrialPlan
@@ -103,10 +100,12 @@ class RunContext:
     solutions: SolutionProvider
     hidden: list[Path] = field(default_factory=list)
     previous_attempts: dict[str, int] = field(default_factory=dict)
-    on_trial_done: list[object] = field(default_factory=list)
+    on_trial_done: list[Callable[[TrialResult], None]] = field(default_factory=list)
 
 
 def llm_totals(steps: Sequence[Step]) -> LlmTotals:
+    """Sums over model steps an agent recorded itself (calls made outside the client view,
+    whose own ledger holds every call made through it)."""
     totals = LlmTotals()
     for step in steps:
         if step.kind != "model":
@@ -164,7 +163,7 @@ def prepare_workspace(task: LoadedTask, workspace: Path) -> str:
     if workspace.exists():
         shutil.rmtree(workspace)
     workspace.mkdir(parents=True)
-    materialize_workspace(task, None, workspace)
+    materialize_workspace(task, workspace)
     write_profile(workspace / PROFILES_DIR, threads=1)
     names = sorted(
         p.name + ("/" if p.is_dir() else "") for p in workspace.iterdir() if p.name != PROFILES_DIR
@@ -273,6 +272,10 @@ async def run_trial(
     started_at, t0 = datetime.now(UTC), time.monotonic()
     workspace = ctx.scratch / ctx.run.run_id / key.slug / "workspace"
     materials = MATERIALS.get(task, ctx.run, ctx.scratch)
+    trajectory = Trajectory()
+    # The trial's view of the shared client: its own ledger, and it records the model steps.
+    view = LlmClientView(llm, steps=trajectory, epoch=key.epoch) if llm is not None else None
+    family = family_of(task)
     env = TaskEnvironment(
         key=key,
         family=task.spec.family,
@@ -280,11 +283,13 @@ async def run_trial(
         workspace_path=workspace,
         materialize=lambda path: _checkout(materials, path),
         data_dir=Path(plan.dataset_dir) if plan.dataset_dir else None,
-        tools=list(DE_TOOLS),
+        tools=list(toolset(family.toolset)),
+        submission=family.submission,
         limits=ctx.limits,
         sandbox=ctx.sandbox,
         hidden=list(ctx.hidden),
-        llm=llm,
+        llm=view,
+        trajectory=trajectory,
     )
     status: Literal["completed", "infra_error"] = "completed"
     try:
@@ -306,6 +311,12 @@ async def run_trial(
     else:
         interrupted = f"interrupted: {outcome.error or 'the agent stopped before the step ended'}"
     steps = env.trajectory.close(interrupted)
+    by_agent = env.trajectory.model_steps_by_agent()
+    totals = llm_totals(by_agent)
+    used_mock = any(s.used_mock for s in by_agent)
+    if view is not None:
+        totals += view.ledger.totals()
+        used_mock = used_mock or view.ledger.used_mock()
     result = TrialResult(
         run_id=ctx.run.run_id,
         key=key,
@@ -316,8 +327,8 @@ async def run_trial(
         error=outcome.error,
         materials=materials.key,
         trajectory=steps,
-        llm=llm_totals(steps),
-        used_mock_llm=any(s.used_mock for s in steps),
+        llm=totals,
+        used_mock_llm=used_mock,
         isolation=ctx.sandbox.isolation(),
         started_at=started_at,
         finished_at=datetime.now(UTC),
@@ -387,8 +398,7 @@ async def run_chunk(plans: Sequence[TrialPlan], ctx: RunContext) -> ChunkSummary
             summary.terminations.get(result.termination, 0) + 1
         )
         for callback in ctx.on_trial_done:
-            if callable(callback):
-                callback(result)
+            callback(result)
 
     try:
         outcomes = await asyncio.gather(*(one(plan) for plan in plans), return_exceptions=True)

@@ -16,11 +16,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from benchforge.agents.protocol import Agent, AgentLimits, config_hash
+from benchforge.agents.protocol import Agent, config_hash
+from benchforge.core.artifacts import LAYOUT
 from benchforge.core.errors import BenchforgeError
+from benchforge.core.records import AgentLimits, DatasetRecord, LlmOptions, RunIdentity, RunSpec
 from benchforge.evaluation.tasks import LoadedTask
-from benchforge.harness.models import LlmOptions, RunIdentity, RunSpec
-from benchforge.synthesis.dataset import RECORD, DatasetRecord
 
 
 class RunInputsChanged(BenchforgeError):
@@ -32,11 +32,13 @@ def dataset_version(folder: Path) -> str:
     read from its completion record; the same data at another location has the same version.
     A record that is not a Benchforge dataset record (data brought by hand) is versioned by its
     bytes."""
-    record_path = folder / RECORD
+    record_path = LAYOUT.dataset_record_file(folder)
     try:
         raw = record_path.read_bytes()
     except OSError as exc:
-        raise BenchforgeError(f"{folder} is not a dataset: cannot read {RECORD}: {exc}") from None
+        raise BenchforgeError(
+            f"{folder} is not a dataset: cannot read {record_path.name}: {exc}"
+        ) from None
     try:
         return record_version(DatasetRecord.model_validate_json(raw))
     except ValidationError:

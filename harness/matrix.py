@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from benchforge.agents.protocol import Agent, TrialKey, config_hash
+from benchforge.agents.protocol import Agent, config_hash
+from benchforge.core.errors import ConfigError
+from benchforge.core.records import TrialKey
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.models import TrialPlan
 
@@ -49,7 +51,7 @@ def expand(
                     )
     slugs = [p.key.slug for p in plans]
     if len(set(slugs)) != len(slugs):
-        raise ValueError("the trial matrix has duplicate trials (an agent or model named twice?)")
+        raise ConfigError("the trial matrix has duplicate trials (an agent or model named twice?)")
     return plans
 
 

@@ -8,11 +8,10 @@ from pathlib import Path
 
 from benchforge.agents.protocol import Agent
 from benchforge.agents.registry import build_agent
-from benchforge.core.artifacts import open_store
+from benchforge.core.artifacts import LAYOUT, open_store
 from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import ConfigError
 from benchforge.evaluation.tasks import LoadedTask, load_tasks
-from benchforge.synthesis.dataset import RECORD
 
 MOCK_PREFIX = "mock-"
 
@@ -83,16 +82,16 @@ def check_dataset_overrides(overrides: dict[str, str], domains: set[str]) -> Non
             )
         if not dataset_exists(location):
             raise ConfigError(
-                f"datasets[{domain}]: {location} is not a dataset (no {RECORD}); give a folder "
-                "or s3:// prefix written by `benchforge synth`"
+                f"datasets[{domain}]: {location} is not a dataset (no {LAYOUT.DATASET_RECORD}); "
+                "give a folder or s3:// prefix written by `benchforge synth`"
             )
 
 
 def dataset_exists(location: str) -> bool:
     if location.startswith("s3://"):
         parent, _, name = location.rstrip("/").rpartition("/")
-        return open_store(parent).exists(f"{name}/{RECORD}")
-    return (Path(location) / RECORD).is_file()
+        return open_store(parent).exists(LAYOUT.dataset_record(name))
+    return LAYOUT.dataset_record_file(Path(location)).is_file()
 
 
 def check_request(

@@ -1,24 +1,20 @@
-"""Reference solutions for the oracle: the gold repository a task is scored against.
-
-de_impl  the gold repository itself
-de_evol  gold v1 with the task's gold_v2 overlay applied
-de_arch  none (judged on a rubric; no reference blueprint)
-"""
+"""Reference solutions for the oracle: what a task is scored against, as its family provides
+it (``TaskFamily.solution``; for de_impl the gold repository, for de_evol gold v1 with the
+task's gold_v2 overlay applied, for de_arch none)."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
 
-from benchforge.agents.protocol import TrialKey
+from benchforge.core.records import TrialKey
+from benchforge.evaluation.families import family_of
 from benchforge.evaluation.tasks.loader import load_task
-from benchforge.evaluation.tasks.materials import apply_overlay
-from benchforge.evaluation.tasks.models import DeEvolTask, DeImplTask
 
 
 class GoldSolutions:
-    """A ``SolutionProvider``: task folders by task key, v2 repositories built once under
-    ``work``. Kept out of every workspace; only the oracle is handed it."""
+    """A ``SolutionProvider``: task folders by task key, solutions built once (under
+    ``work``). Kept out of every workspace; only the oracle is handed it."""
 
     def __init__(self, task_folders: dict[tuple[str, str, str], Path], work: Path) -> None:
         self.task_folders = task_folders
@@ -38,11 +34,4 @@ class GoldSolutions:
         if folder is None:
             return None
         task = load_task(folder)
-        spec = task.spec
-        repo = task.repo
-        if isinstance(spec, DeImplTask):
-            return repo
-        if isinstance(spec, DeEvolTask):
-            dest = self.work / "solutions" / spec.suite / f"{spec.id}@{spec.version}"
-            return apply_overlay(repo, task.file(spec.gold_v2), spec.removed, dest)
-        return None
+        return family_of(task).solution(task, self.work)

@@ -1,30 +1,20 @@
-"""Where a run lives in the artifact store (local folder or S3):
-
-runs/<run_id>/run.json                         the RunSpec
-runs/<run_id>/trials/<trial slug>/submission.tar.gz
-runs/<run_id>/trials/<trial slug>/result.json  written last: the trial is done
-runs/<run_id>/scores/<trial slug>.json         TrialScore, written by score_run
-runs/<run_id>/report/leaderboard.{md,html,json}
+"""A run in the artifact store (local folder or S3): its spec, trials, scores and report, at
+the keys :data:`~benchforge.core.artifacts.LAYOUT` gives them. A trial is done when its result is
+stored (written last); an infrastructure error leaves a marker beside it (written first).
 """
 
 from __future__ import annotations
 
-from benchforge.agents.protocol import TrialResult
-from benchforge.core.artifacts import ArtifactStore
+from benchforge.core.artifacts import LAYOUT, ArtifactStore
 from benchforge.core.errors import ArtifactNotFound, BenchforgeError
-from benchforge.evaluation.leaderboard.records import TrialScore
-from benchforge.harness.models import RunSpec
-
-RESULT = "result.json"
-SUBMISSION = "submission.tar.gz"
-INFRA_MARKER = "infra_error"  # beside result.json when the trial ended in an infrastructure error
+from benchforge.core.records import RunSpec, TrialResult, TrialScore
 
 
 class RunStore:
     def __init__(self, store: ArtifactStore, run_id: str) -> None:
         self.store = store
         self.run_id = run_id
-        self.prefix = f"runs/{run_id}"
+        self.prefix = LAYOUT.run(run_id)
 
     def uri(self) -> str:
         return self.store.uri(self.prefix)
@@ -32,33 +22,33 @@ class RunStore:
     # -- the run ---------------------------------------------------------------------------
     def read_spec(self) -> RunSpec | None:
         try:
-            return RunSpec.model_validate_json(self.store.get_bytes(f"{self.prefix}/run.json"))
+            return RunSpec.model_validate_json(self.store.get_bytes(LAYOUT.run_spec(self.run_id)))
         except ArtifactNotFound:
             return None
 
     def write_spec(self, spec: RunSpec) -> None:
-        self.store.put_bytes(f"{self.prefix}/run.json", spec.model_dump_json(indent=2).encode())
+        self.store.put_bytes(LAYOUT.run_spec(self.run_id), spec.model_dump_json(indent=2).encode())
 
     def require_spec(self) -> RunSpec:
         spec = self.read_spec()
         if spec is None:
-            raise BenchforgeError(f"no run {self.run_id!r} at {self.uri()} (no run.json)")
+            raise BenchforgeError(f"no run {self.run_id!r} at {self.uri()} (no {LAYOUT.RUN_SPEC})")
         return spec
 
     # -- trials ----------------------------------------------------------------------------
     def trial_key(self, slug: str, name: str) -> str:
-        return f"{self.prefix}/trials/{slug}/{name}"
+        return LAYOUT.trial_file(self.run_id, slug, name)
 
     def trial_states(self) -> dict[str, str]:
         """slug -> "done" or "infra_error", for trials with a result artifact. One listing,
         not one request per trial."""
-        head = f"{self.prefix}/trials/"
+        head = LAYOUT.trials(self.run_id)
         done, infra = set(), set()
         for info in self.store.list(head):
             slug, _, name = info.key[len(head) :].rpartition("/")
-            if name == RESULT:
+            if name == LAYOUT.TRIAL_RESULT:
                 done.add(slug)
-            elif name == INFRA_MARKER:
+            elif name == LAYOUT.TRIAL_INFRA_MARKER:
                 infra.add(slug)
         return {slug: "infra_error" if slug in infra else "done" for slug in done}
 
@@ -66,7 +56,7 @@ class RunStore:
         return set(self.trial_states())
 
     def write_submission(self, slug: str, archive: bytes) -> str:
-        key = self.trial_key(slug, SUBMISSION)
+        key = LAYOUT.trial_submission(self.run_id, slug)
         self.store.put_bytes(key, archive)
         return key
 
@@ -74,35 +64,39 @@ class RunStore:
         """The marker goes first and the result last, so a crash in between leaves an
         unfinished trial (run again), never a finished one with a wrong marker."""
         slug = result.key.slug
-        marker = self.trial_key(slug, INFRA_MARKER)
+        marker = LAYOUT.trial_infra_marker(self.run_id, slug)
         if result.status == "infra_error":
             self.store.put_bytes(marker, (result.error or "").encode())
         elif self.store.exists(marker):
             self.store.delete(marker)
         self.store.put_bytes(
-            self.trial_key(slug, RESULT), result.model_dump_json(indent=1).encode()
+            LAYOUT.trial_result(self.run_id, slug), result.model_dump_json(indent=1).encode()
         )
 
     def read_result(self, slug: str) -> TrialResult:
-        return TrialResult.model_validate_json(self.store.get_bytes(self.trial_key(slug, RESULT)))
+        return TrialResult.model_validate_json(
+            self.store.get_bytes(LAYOUT.trial_result(self.run_id, slug))
+        )
 
     def materials_key(self, name: str) -> str:
-        return f"{self.prefix}/materials/{name}.tar.gz"
+        return LAYOUT.materials(self.run_id, name)
 
     # -- scores ----------------------------------------------------------------------------
     def score_key(self, slug: str) -> str:
-        return f"{self.prefix}/scores/{slug}.json"
+        return LAYOUT.score(self.run_id, slug)
 
     def scored_slugs(self) -> set[str]:
-        head = f"{self.prefix}/scores/"
+        head, suffix = LAYOUT.scores(self.run_id), LAYOUT.SCORE_SUFFIX
         return {
-            info.key[len(head) : -len(".json")]
+            info.key[len(head) : -len(suffix)]
             for info in self.store.list(head)
-            if info.key.endswith(".json")
+            if info.key.endswith(suffix)
         }
 
     def write_score(self, score: TrialScore) -> None:
-        self.store.put_bytes(self.score_key(score.trial), score.model_dump_json(indent=1).encode())
+        self.store.put_bytes(
+            self.score_key(score.key.slug), score.model_dump_json(indent=1).encode()
+        )
 
     def read_scores(self) -> list[TrialScore]:
         return [
@@ -111,6 +105,6 @@ class RunStore:
         ]
 
     def write_report(self, name: str, payload: bytes) -> str:
-        key = f"{self.prefix}/report/{name}"
+        key = LAYOUT.report(self.run_id, name)
         self.store.put_bytes(key, payload)
         return key

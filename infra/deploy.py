@@ -7,7 +7,7 @@ instead, for workers (``prefect worker start --pool NAME``) to run
     verify-all-tasks  verify_tasks() of every shipped suite, mutations and reward hacks
                       included, every day at 04:00 UTC (the exhaustive checks the test
                       suite leaves out)
-    dataset-rebuild   pipeline() every Sunday at 01:00 UTC
+    dataset-rebuild   rebuild_datasets() every Sunday at 01:00 UTC
     run-suite, score-run, report, verify-tasks    on demand
 
 A backfill is a custom run of ``nightly-eval`` (or ``run-suite``) from the Prefect UI or the
@@ -39,10 +39,10 @@ from prefect.utilities.callables import ParameterSchema
 from pydantic import ConfigDict
 
 from benchforge.flows.nightly import nightly
-from benchforge.flows.pipeline import pipeline
+from benchforge.flows.rebuild import rebuild_datasets
 from benchforge.flows.report import report
 from benchforge.flows.runs import run_suite, score_run
-from benchforge.flows.tasks import verify_tasks
+from benchforge.flows.verify import verify_tasks
 
 NIGHTLY_CRON = "0 2 * * *"
 REBUILD_CRON = "0 1 * * 0"
@@ -72,8 +72,8 @@ def _specs(timezone: str) -> list[tuple[Flow[Any, Any], str, dict[str, Any]]]:
             ),
         ),
         (
-            pipeline,
-            "flows/pipeline.py:pipeline",
+            rebuild_datasets,
+            "flows/rebuild.py:rebuild_datasets",
             dict(
                 name="dataset-rebuild",
                 schedules=[Cron(REBUILD_CRON, timezone=timezone)],
@@ -85,12 +85,12 @@ def _specs(timezone: str) -> list[tuple[Flow[Any, Any], str, dict[str, Any]]]:
         (report, "flows/report.py:report", dict(name="report", tags=["benchforge"])),
         (
             verify_tasks,
-            "flows/tasks.py:verify_tasks",
+            "flows/verify.py:verify_tasks",
             dict(name="verify-tasks", tags=["benchforge"]),
         ),
         (
             verify_tasks,
-            "flows/tasks.py:verify_tasks",
+            "flows/verify.py:verify_tasks",
             dict(
                 name="verify-all-tasks",
                 schedules=[Cron(VERIFY_CRON, timezone=timezone)],

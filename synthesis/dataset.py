@@ -11,45 +11,29 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from benchforge.core.artifacts import open_store
+from benchforge.core.artifacts import LAYOUT, open_store
 from benchforge.core.errors import BenchforgeError
+from benchforge.core.records import DatasetRecord
 from benchforge.core.settings import BenchforgeSettings, load_settings
 from benchforge.synthesis.engine import (
     GenerationManifest,
-    ProgressEvent,
+    ProgressFn,
     generate_dataset,
     read_manifest,
 )
 from benchforge.synthesis.spec import DomainSpec, load_domain
 from benchforge.synthesis.validation.report import ValidationReport
 
-RECORD = "dataset.json"
 VALIDATION_DIR = "validation"
 
 
 class DatasetError(BenchforgeError):
     """A dataset could not be built or published; nothing was published."""
-
-
-class DatasetRecord(BaseModel):
-    """The completion marker of a published dataset."""
-
-    domain: str
-    seed: int
-    scale: float
-    created_at: datetime
-    location: str
-    total_rows: int
-    anomaly_total: int
-    table_checksums: dict[str, str]
-    validation_success: bool | None
-    validation_expectations: int
 
 
 class Target(BaseModel):
@@ -67,13 +51,13 @@ def prepare_target(out: str) -> Target:
         if "/" not in bucket_and_prefix:
             raise DatasetError(f"output {out}: give a prefix under the bucket (s3://bucket/name)")
         parent, _, name = out.rstrip("/").rpartition("/")
-        open_store(parent).exists(f"{name}/{RECORD}")  # fails fast on a bad bucket or endpoint
+        open_store(parent).exists(LAYOUT.dataset_record(name))  # fails fast: bad bucket/endpoint
         staging = Path(tempfile.mkdtemp(prefix="benchforge-dataset-"))
         return Target(out=out.rstrip("/"), staging=staging / "data", is_s3=True)
     dest = Path(out).expanduser().resolve()
     if dest.exists() and not dest.is_dir():
         raise DatasetError(f"output {dest} exists and is not a folder")
-    if dest.is_dir() and any(dest.iterdir()) and not (dest / RECORD).exists():
+    if dest.is_dir() and any(dest.iterdir()) and not LAYOUT.dataset_record_file(dest).exists():
         raise DatasetError(f"output {dest} is not empty and is not a Benchforge dataset")
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -109,22 +93,22 @@ def write_record(target: Target, report: ValidationReport | None) -> DatasetReco
         validation_success=report.success if report else None,
         validation_expectations=len(report.results) if report else 0,
     )
-    (target.staging / RECORD).write_text(record.model_dump_json(indent=2) + "\n")
+    LAYOUT.dataset_record_file(target.staging).write_text(record.model_dump_json(indent=2) + "\n")
     return record
 
 
 def publish(target: Target, settings: BenchforgeSettings | None = None) -> str:
     """Moves the staging folder into place (local) or uploads it record-last (S3)."""
-    if not (target.staging / RECORD).exists():
+    if not LAYOUT.dataset_record_file(target.staging).exists():
         raise DatasetError("refusing to publish a dataset without its record")
     if target.is_s3:
         parent, _, name = target.out.rpartition("/")
         store = open_store(parent, settings)
-        record_key = f"{name}/{RECORD}"
+        record_key = LAYOUT.dataset_record(name)
         if store.exists(record_key):
             store.delete(record_key)  # the old dataset stops looking complete first
             store.delete_prefix(name)
-        store.put_dir(name, target.staging, marker=RECORD)
+        store.put_dir(name, target.staging, marker=LAYOUT.DATASET_RECORD)
         shutil.rmtree(target.staging.parent, ignore_errors=True)
         return target.out
     dest = Path(target.out)
@@ -148,7 +132,7 @@ def build_dataset(
     out: str,
     validate: bool = True,
     settings: BenchforgeSettings | None = None,
-    on_progress: Callable[[ProgressEvent], None] | None = None,
+    on_progress: ProgressFn | None = None,
 ) -> DatasetRecord:
     """The whole pipeline without an orchestrator (the Prefect flow composes the same steps)."""
     spec = load_domain(domain) if isinstance(domain, str) else domain

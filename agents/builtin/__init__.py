@@ -1,10 +1,20 @@
-"""The agents Benchforge ships: oracle, null, react-de, command, single-call."""
+"""The agents Benchforge ships: oracle, null, react-de, single-call, command.
+
+Each registers itself (``benchforge.agents.registration.register_agent``) in its own module;
+importing this package imports every module in it, so a new shipped agent is one new module.
+"""
+
+import importlib
+import pkgutil
 
 from benchforge.agents.builtin.command import CommandAgent, CommandAgentConfig
 from benchforge.agents.builtin.null import NullAgent
 from benchforge.agents.builtin.oracle import OracleAgent
 from benchforge.agents.builtin.react_de import ReactDeAgent, ReactDeConfig
-from benchforge.agents.builtin.single_call import SingleCallAgent
+from benchforge.agents.builtin.single_call import SingleCallAgent, SingleCallConfig
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
     "CommandAgent",
@@ -14,4 +24,5 @@ __all__ = [
     "ReactDeAgent",
     "ReactDeConfig",
     "SingleCallAgent",
+    "SingleCallConfig",
 ]

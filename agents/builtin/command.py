@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
+from benchforge.agents.registration import register_agent
 from benchforge.agents.tools.de import ensure_dev_database, sandbox_request
 
 
@@ -43,6 +44,7 @@ class CommandAgentConfig(BaseModel):
     uses_model: bool = False
 
 
+@register_agent("command", config=CommandAgentConfig, config_required=True, order=1000)
 class CommandAgent:
     def __init__(self, config: CommandAgentConfig) -> None:
         self._config = config

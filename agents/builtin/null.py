@@ -5,12 +5,14 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
+from benchforge.agents.registration import register_agent
 
 
 class NullConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+@register_agent("null", order=10)
 class NullAgent:
     name = "null"
     uses_model = False

@@ -8,15 +8,13 @@ from the gold repositories) instead of putting anything gold into the workspace.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
-from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from benchforge.agents.protocol import AgentOutcome, TaskEnvironment, TrialKey
+from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
+from benchforge.agents.registration import AgentResources, SolutionProvider, register_agent
 
-SolutionProvider = Callable[[TrialKey], Path | None]
-"""The folder to copy over ``workspace/repo`` for a trial, or None: no reference solution."""
+__all__ = ["OracleAgent", "OracleConfig", "SolutionProvider", "oracle"]
 
 _IGNORED = shutil.ignore_patterns("target", "logs", "dbt_packages", ".user.yml")
 
@@ -42,8 +40,14 @@ class OracleAgent:
             return AgentOutcome(
                 termination="finished", answer=None, error="no reference solution for this task"
             )
-        repo = env.workspace / "repo"
-        if repo.exists():
-            shutil.rmtree(repo)
-        shutil.copytree(solution, repo, ignore=_IGNORED)
+        target = env.workspace / env.submission
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(solution, target, ignore=_IGNORED)
         return AgentOutcome(termination="finished", answer=f"applied the solution {solution.name}")
+
+
+@register_agent("oracle", order=0)
+def oracle(_config: None, resources: AgentResources) -> OracleAgent:
+    """The oracle reads the run's solutions: a factory, not the class, is registered."""
+    return OracleAgent(resources.solutions)

@@ -4,20 +4,20 @@ Each round the model sees the conversation and the DE tools (bash, create_file, 
 run_dbt, terminate) and answers with tool calls, which run in the trial's sandbox. It stops when
 the model terminates, answers without a tool call, issues the same action ``repeat_limit``
 times in a row, or runs out of rounds. Each action has its own timeout (120 s by default).
+Model calls are recorded by the trial's client view; the agent records its tool steps.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
+from benchforge.agents.registration import register_agent
 from benchforge.agents.tools.de import DeToolbox, ToolOutcome
-from benchforge.core.llm import LlmRequestError, LlmResponse
-from benchforge.core.llm.errors import LlmError
+from benchforge.core.llm import LlmRequestError
 
 SYSTEM_PROMPT = """You are a data engineer working in a sandboxed workspace with a dbt-duckdb \
 project under repo/ (profile `benchforge`; your development database is a copy of the raw \
@@ -31,46 +31,6 @@ class ReactDeConfig(BaseModel):
     system_prompt: str = SYSTEM_PROMPT
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, gt=0)
-
-
-async def model_step(
-    env: TaskEnvironment,
-    messages: Sequence[Mapping[str, Any]],
-    tools: list[dict[str, Any]] | None,
-    **kwargs: Any,
-) -> LlmResponse:
-    """One model call, recorded in the trajectory whether it succeeds or not."""
-    assert env.llm is not None
-    model = env.llm.config.model
-    started = env.trajectory.start("model", model)
-    try:
-        response = await env.llm.complete(messages, tools=tools, epoch=env.key.epoch, **kwargs)
-    except LlmError as exc:
-        attempts = exc.record.attempts if exc.record else None
-        env.trajectory.step(
-            "model",
-            model,
-            started,
-            ok=False,
-            attempts=attempts,
-            error=f"{type(exc).__name__}: {exc}",
-        )
-        raise
-    record = response.record
-    env.trajectory.step(
-        "model",
-        model,
-        started,
-        output=response.content,
-        tool_calls=[c.model_dump() for c in response.tool_calls],
-        prompt_tokens=record.prompt_tokens,
-        completion_tokens=record.completion_tokens,
-        cost_usd=record.cost_usd,
-        attempts=record.attempts,
-        cache_hit=record.cache_hit,
-        used_mock=record.used_mock,
-    )
-    return response
 
 
 def _arguments_of(raw_arguments: str) -> dict[str, Any]:
@@ -89,6 +49,7 @@ def _action_signature(name: str, arguments: str) -> str:
         return name + arguments
 
 
+@register_agent("react-de", config=ReactDeConfig, order=20)
 class ReactDeAgent:
     name = "react-de"
     uses_model = True
@@ -101,7 +62,8 @@ class ReactDeAgent:
         return self._config
 
     async def run(self, env: TaskEnvironment) -> AgentOutcome:
-        if env.llm is None:
+        llm = env.llm
+        if llm is None:
             raise ValueError("react-de needs a model")
         toolbox = DeToolbox(env)
         tools = toolbox.schemas()
@@ -112,10 +74,9 @@ class ReactDeAgent:
         last_action, repeats = "", 0
         for _ in range(env.limits.max_rounds):
             try:
-                response = await model_step(
-                    env,
+                response = await llm.complete(
                     messages,
-                    tools,
+                    tools=tools,
                     temperature=self._config.temperature,
                     max_tokens=self._config.max_tokens,
                 )

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from benchforge.agents.builtin.react_de import model_step
 from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
+from benchforge.agents.registration import register_agent
 
 
 class SingleCallConfig(BaseModel):
@@ -16,6 +16,7 @@ class SingleCallConfig(BaseModel):
     system: str = "Answer the task in one reply."
 
 
+@register_agent("single-call", config=SingleCallConfig, order=30)
 class SingleCallAgent:
     name = "single-call"
     uses_model = True
@@ -34,5 +35,5 @@ class SingleCallAgent:
             {"role": "system", "content": self._config.system},
             {"role": "user", "content": env.prompt},
         ]
-        response = await model_step(env, messages, tools=None)
+        response = await env.llm.complete(messages)
         return AgentOutcome(termination="finished", answer=response.content)

@@ -18,11 +18,12 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchforge.agents.mock_llm.config import ScriptedReply, ScriptedScript, ToolSequenceScript
+from benchforge.core.errors import BenchforgeError
 
 SCRIPT_KEY_PATTERN = re.compile(r"mock-script:\s*([A-Za-z0-9_.\-]+)")
 
 
-class PolicyError(Exception):
+class PolicyError(BenchforgeError):
     """The request cannot be answered (unknown script, script exhausted, tool not offered);
     the server answers ``status`` with an OpenAI-style error body."""
 

@@ -17,9 +17,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from benchforge.agents.protocol import TaskEnvironment
+from benchforge.agents.tools.toolsets import register_toolset
 from benchforge.core.sandbox import SandboxRequest, SandboxResult
 
 DE_TOOLS = ("bash", "create_file", "edit_file", "run_dbt", "terminate")
+register_toolset("de", DE_TOOLS)  # the DE task families' (TaskFamily.toolset)
 OUTPUT_TAIL = 6000
 DEV_DATABASE = "dev.duckdb"
 PROFILES_DIR = ".dbt"

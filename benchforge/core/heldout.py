@@ -16,10 +16,9 @@ import hashlib
 import hmac
 import secrets
 
-from benchforge.core.artifacts import open_store
+from benchforge.core.artifacts import LAYOUT, open_store
 from benchforge.core.settings import BenchforgeSettings
 
-SECRET_KEY = "secrets/heldout.key"
 _SEED_SPACE = 2**31 - 1
 
 
@@ -28,9 +27,9 @@ def heldout_secret(settings: BenchforgeSettings) -> bytes:
     if settings.heldout_secret is not None:
         return settings.heldout_secret.get_secret_value().encode()
     store = open_store(settings=settings)
-    if not store.exists(SECRET_KEY):
-        store.put_bytes(SECRET_KEY, secrets.token_hex(32).encode())
-    return store.get_bytes(SECRET_KEY).strip()
+    if not store.exists(LAYOUT.HELDOUT_SECRET):
+        store.put_bytes(LAYOUT.HELDOUT_SECRET, secrets.token_hex(32).encode())
+    return store.get_bytes(LAYOUT.HELDOUT_SECRET).strip()
 
 
 def heldout_seed(secret: bytes, domain: str, scale: float, visible_seed: int) -> int:

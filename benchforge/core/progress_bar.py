@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
-from typing import Any
 
 from rich.progress import (
     BarColumn,
@@ -15,6 +14,8 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+
+from benchforge.core.progress import Planned, ProgressEvent, RowsGenerated, TableExported, TrialDone
 
 
 class DatasetProgress:
@@ -42,9 +43,9 @@ class DatasetProgress:
         self._export = self.progress.add_task("exporting Parquet", total=self.tables)
         return self
 
-    def update(self, event: Any) -> None:
-        stage = getattr(event, "stage", None)
-        if stage == "generate" and self._rows is not None:
+    def update(self, event: ProgressEvent) -> None:
+        """Listens to dataset events; other events are not this bar's."""
+        if isinstance(event, RowsGenerated) and self._rows is not None:
             done = self.progress.tasks[self._rows].completed + event.rows
             self.progress.update(
                 self._rows,
@@ -52,7 +53,7 @@ class DatasetProgress:
                 total=max(self.total, done),
                 description=f"generating {event.table}",
             )
-        elif stage == "export" and self._export is not None:
+        elif isinstance(event, TableExported) and self._export is not None:
             self.progress.update(self._export, advance=1, description=f"exported {event.table}")
 
     def __exit__(
@@ -89,15 +90,14 @@ class TrialProgress:
         self._task = self.progress.add_task(self.label, total=None)
         return self
 
-    def update(self, event: Any) -> None:
+    def update(self, event: ProgressEvent) -> None:
+        """Listens to run events; other events are not this bar's."""
         if self._task is None:
             return
-        pending = getattr(event, "pending", None)
-        if pending is not None:
-            self.progress.update(self._task, total=pending, completed=0)
-            return
-        status = getattr(event, "status", None)
-        if status is not None:
+        if isinstance(event, Planned):
+            self.progress.update(self._task, total=event.pending, completed=0)
+        elif isinstance(event, TrialDone):
+            status = event.status
             self.counts[status] = self.counts.get(status, 0) + 1
             detail = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
             self.progress.update(self._task, advance=1, description=f"{self.label} ({detail})")

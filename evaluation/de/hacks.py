@@ -38,12 +38,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_fie
 
 from benchforge.core.catalogue import PACKAGE_ROOT
 from benchforge.core.errors import BenchforgeError
+from benchforge.core.records import GOLD_DB
 from benchforge.core.sql import qualified, quote
 from benchforge.core.yamlio import read_yaml
 from benchforge.evaluation.dbt.manifest import DbtManifest, ModelNode, load_manifest
 from benchforge.evaluation.de.mutations import PredictedScore
 from benchforge.evaluation.de.scoring import DeScore
-from benchforge.evaluation.gold import GOLD_DB
 
 if TYPE_CHECKING:
     from benchforge.core.sandbox import SandboxBackend

@@ -25,7 +25,9 @@ from typing import Literal
 import duckdb
 from pydantic import BaseModel
 
+from benchforge.core.artifacts import LAYOUT
 from benchforge.core.errors import BenchforgeError
+from benchforge.core.records import GOLD_DB
 from benchforge.core.sandbox import Isolation, ProcessBackend, SandboxBackend, default_backend
 from benchforge.core.sql import qualified
 from benchforge.evaluation.dbt.manifest import DbtManifest, ModelNode, load_manifest
@@ -39,7 +41,7 @@ from benchforge.evaluation.de.component import (
     views_in,
 )
 from benchforge.evaluation.de.cs_worker import RESULT_TABLE
-from benchforge.evaluation.gold import GOLD_DB, copy_warehouse
+from benchforge.evaluation.gold import copy_warehouse
 from benchforge.evaluation.tasks.models import DeScoring
 
 CANDIDATE_DB = "cand.duckdb"
@@ -257,7 +259,7 @@ class TimeLimits(BaseModel):
 def time_limits(gold_folder: Path, gold: DbtManifest, node_timeout_s: float | None) -> TimeLimits:
     """Limits scaled from the gold build's own times (``build.json``, ``run_results.json``)."""
     build_s = MIN_BUILD_S
-    build_record = gold_folder / "build.json"
+    build_record = LAYOUT.gold_record_file(gold_folder)
     if build_record.exists():
         seconds = float(json.loads(build_record.read_text()).get("seconds") or 0.0)
         build_s = max(MIN_BUILD_S, TIME_FACTOR * seconds)

@@ -1,13 +1,18 @@
-"""Data-engineering tasks at run time: gold per task, agent workspaces, scoring, self-checks."""
+"""Data-engineering tasks at run time: gold builds, scoring, self-checks.
+
+What differs between the DE families (de_impl, de_evol, de_arch) is in their family modules
+(:mod:`benchforge.evaluation.families.de`); ``prepare_gold``, ``workspace`` and
+``verify_task`` here look the task's family up in the registry.
+"""
 
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from benchforge.core.artifacts import LAYOUT
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.dbt.manifest import load_manifest
 from benchforge.evaluation.de.hacks import HackCatalogue, HackCheck, check_catalogue
@@ -19,14 +24,7 @@ from benchforge.evaluation.de.mutations import (
 )
 from benchforge.evaluation.de.scoring import DeScore, score_candidate
 from benchforge.evaluation.gold import build_gold, dataset_version, repo_version
-from benchforge.evaluation.tasks.materials import apply_overlay, copy_repo, make_skeleton
-from benchforge.evaluation.tasks.models import (
-    DeArchTask,
-    DeEvolTask,
-    DeImplTask,
-    DeScoring,
-    LoadedTask,
-)
+from benchforge.evaluation.tasks.models import DeScoring, LoadedTask
 
 
 class TaskGold(BaseModel):
@@ -40,7 +38,7 @@ class TaskGold(BaseModel):
 
 def gold_cache(cache: Path, domain: str, repo: Path, dataset_dir: Path) -> Path:
     folder = cache / domain / dataset_version(dataset_dir) / repo_version(repo)
-    if not (folder / "build.json").exists():
+    if not LAYOUT.gold_record_file(folder).exists():
         build_gold(domain, repo, dataset_dir, folder)
     return folder
 
@@ -63,30 +61,20 @@ def _normalized(sql: str) -> str:
 
 
 def prepare_gold(task: LoadedTask, dataset_dir: Path, work: Path) -> TaskGold:
-    """Builds (or reuses) the gold builds a task needs, under ``work``."""
-    spec = task.spec
-    repo = task.repo
-    cache = work / "gold"
-    if isinstance(spec, DeImplTask):
-        folder = gold_cache(cache, spec.domain, repo, dataset_dir)
-        skeleton = make_skeleton(repo, work / "materials" / spec.id / "skeleton")
-        return TaskGold(gold_folder=folder, repo=repo, base_repo=skeleton, scored_nodes=None)
-    if isinstance(spec, DeEvolTask):
-        v1 = gold_cache(cache, spec.domain, repo, dataset_dir)
-        v2_repo = apply_overlay(
-            repo, task.file(spec.gold_v2), spec.removed, work / "materials" / spec.id / "gold_v2"
-        )
-        v2 = gold_cache(cache, spec.domain, v2_repo, dataset_dir)
-        changed = changed_nodes(v1, v2)
-        return TaskGold(gold_folder=v2, repo=v2_repo, base_repo=repo, scored_nodes=sorted(changed))
-    raise ValueError(f"{spec.family} tasks are judged, not executed")
+    """Builds (or reuses) the gold builds a task needs, under ``work`` (its family's)."""
+    from benchforge.evaluation.families.registry import family_of
+
+    gold = family_of(task).prepare_gold(task, dataset_dir, work)
+    if not isinstance(gold, TaskGold):
+        raise ValueError(f"{task.spec.family} tasks have no DE gold")
+    return gold
 
 
 def scoring_of(task: LoadedTask) -> DeScoring:
-    spec = task.spec
-    if isinstance(spec, DeImplTask | DeEvolTask):
-        return spec.scoring
-    raise ValueError(f"{spec.family} tasks have no execution scoring")
+    scoring = getattr(task.spec, "scoring", None)
+    if not isinstance(scoring, DeScoring):
+        raise ValueError(f"{task.spec.family} tasks have no execution scoring")
+    return scoring
 
 
 def score_task(
@@ -114,20 +102,11 @@ def score_task(
 
 
 def workspace(task: LoadedTask, gold_folder: Path | None, dest: Path) -> Path:
-    """What the agent receives: a repository to work in plus the task's documents."""
-    spec = task.spec
-    repo = task.repo
-    if isinstance(spec, DeImplTask):
-        make_skeleton(repo, dest / "repo")
-        shutil.copyfile(task.file(spec.contract), dest / "data_contract.yaml")
-    elif isinstance(spec, DeEvolTask):
-        copy_repo(repo, dest / "repo")
-        shutil.copyfile(task.file(spec.change_request), dest / "change_request.md")
-    elif isinstance(spec, DeArchTask):
-        copy_repo(repo, dest / "repo")
-        shutil.copyfile(task.file(spec.requirement), dest / "requirement.md")
-    (dest / "TASK.md").write_text(f"# {spec.title}\n\n{spec.instructions}\n")
-    return dest
+    """What the agent receives: a repository to work in plus the task's documents (its
+    family's materials and ``TASK.md``)."""
+    from benchforge.evaluation.families.registry import workspace as family_workspace
+
+    return family_workspace(task, dest)
 
 
 class MutationCheck(BaseModel):
@@ -173,29 +152,48 @@ def verify_task(
 ) -> TaskVerification:
     """Gold scores 100/100/100, the do-nothing submission 0, each mutation of the gold
     repository exactly the score its position in the DAG predicts, and each entry of the
-    reward-hack catalogue ``hacks`` 0 with its effects contained. ``dataset_dir`` is the data
-    scored on; when it is a held-out seed, ``visible_dataset`` is what an agent would have seen
-    (the hacks are built from it)."""
-    gold = prepare_gold(task, dataset_dir, work)
+    reward-hack catalogue ``hacks`` 0 with its effects contained; which of these apply is the
+    task's family's choice (:class:`benchforge.evaluation.families.de.DeFamily`).
+    ``dataset_dir`` is the data scored on; when it is a held-out seed, ``visible_dataset`` is
+    what an agent would have seen (the hacks are built from it)."""
+    from benchforge.evaluation.families.de import DeFamily
+    from benchforge.evaluation.families.registry import family_of
+
+    family = family_of(task)
+    if not isinstance(family, DeFamily):
+        raise ValueError(f"{task.spec.family} tasks are not data-engineering tasks")
+    return family.check(task, dataset_dir, work, catalogue, hacks, visible_dataset)
+
+
+def check_gold(
+    task: LoadedTask,
+    gold: TaskGold,
+    dataset_dir: Path,
+    work: Path,
+    problems: list[str] | None = None,
+    catalogue: MutationCatalogue | None = None,
+    hacks: HackCatalogue | None = None,
+    visible: TaskGold | None = None,
+) -> TaskVerification:
+    """The checks of :func:`verify_task` against a prepared ``gold``: the mutations of
+    ``catalogue`` and the entries of ``hacks`` when given (``visible``: the gold of the dataset
+    agents see, when ``dataset_dir`` is a held-out seed); ``problems`` found beforehand are
+    kept."""
     runs = work / "verify" / task.spec.id
     gold_score = _triple(score_task(task, gold.repo, gold, dataset_dir, runs / "gold"))
     empty_score = _triple(score_task(task, gold.base_repo, gold, dataset_dir, runs / "empty"))
     result = TaskVerification(
-        task=task.key, dataset=str(dataset_dir), gold=gold_score, empty=empty_score
+        task=task.key,
+        dataset=str(dataset_dir),
+        gold=gold_score,
+        empty=empty_score,
+        problems=list(problems or []),
     )
-    spec = task.spec
-    if isinstance(spec, DeEvolTask) and spec.base_version is not None:
-        current = repo_version(task.repo)
-        if current != spec.base_version:
-            result.problems.append(
-                f"{spec.repo} changed since the gold_v2 overlay was authored "
-                f"(base_version {spec.base_version}, now {current}): re-check the overlay"
-            )
     if (gold_score.cs, gold_score.cfs, gold_score.sr) != (100.0, 100.0, 100.0):
         result.problems.append(f"gold scores {gold_score} on itself")
     if (empty_score.cs, empty_score.cfs, empty_score.sr) != (0.0, 0.0, 0.0):
         result.problems.append(f"the do-nothing submission scores {empty_score}")
-    if catalogue is not None and isinstance(task.spec, DeImplTask):
+    if catalogue is not None:
         manifest = load_manifest(gold.gold_folder / "manifest.json")
         for mutation in catalogue.mutations:
             repo = apply_mutation(gold.repo, manifest, mutation, runs / "mutants" / mutation.id)
@@ -209,8 +207,7 @@ def verify_task(
                 result.problems.append(
                     f"mutation {mutation.id}: scored {actual}, predicted {check.predicted}"
                 )
-    if hacks is not None and isinstance(spec, DeImplTask):
-        visible = _visible_gold(task, visible_dataset, work)
+    if hacks is not None:
         result.hacks = check_catalogue(
             task,
             gold,
@@ -223,10 +220,6 @@ def verify_task(
         )
         result.problems += [f"reward hack {h.summary()}" for h in result.hacks if not h.ok]
     return result
-
-
-def _visible_gold(task: LoadedTask, visible: Path | None, work: Path) -> TaskGold | None:
-    return prepare_gold(task, visible, work) if visible is not None else None
 
 
 def dump_report(score: DeScore, path: Path) -> None:

@@ -1,8 +1,9 @@
 """Leaderboards: scored trials in, ranked tables and a self-contained HTML report out.
 
-``build_leaderboard`` turns one run's ``TrialScore`` records into a ``Leaderboard`` (task-
-balanced means, pass@k, bootstrap CIs, infra errors and unscored trials listed apart);
-``to_markdown``, ``to_html`` and ``to_json`` render it. No Prefect here: flows call these.
+``build_leaderboard`` turns one run's ``TrialScore`` records (:mod:`benchforge.core.records`)
+into a ``Leaderboard`` (task-balanced means, pass@k, bootstrap CIs, infra errors and unscored
+trials listed apart); ``to_markdown``, ``to_html`` and ``to_json`` render it. No Prefect here:
+flows call these.
 """
 
 from benchforge.evaluation.leaderboard.aggregate import build_leaderboard
@@ -14,18 +15,15 @@ from benchforge.evaluation.leaderboard.models import (
     TrialIssue,
     row_label,
 )
-from benchforge.evaluation.leaderboard.records import ScoreStatus, TrialScore
 from benchforge.evaluation.leaderboard.render import to_html, to_json, to_markdown
 from benchforge.evaluation.leaderboard.stats import bootstrap_mean_ci, pass_at_k
 
 __all__ = [
     "Leaderboard",
     "LeaderboardRow",
-    "ScoreStatus",
     "TaskCell",
     "TaskResult",
     "TrialIssue",
-    "TrialScore",
     "bootstrap_mean_ci",
     "build_leaderboard",
     "pass_at_k",

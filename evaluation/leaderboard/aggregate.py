@@ -25,6 +25,8 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
+from benchforge.core.errors import BenchforgeError
+from benchforge.core.records import TrialScore
 from benchforge.evaluation.leaderboard.models import (
     Leaderboard,
     LeaderboardRow,
@@ -32,7 +34,6 @@ from benchforge.evaluation.leaderboard.models import (
     TaskResult,
     TrialIssue,
 )
-from benchforge.evaluation.leaderboard.records import TrialScore
 from benchforge.evaluation.leaderboard.stats import bootstrap_mean_ci, mean, pass_at_k
 
 CI_LEVEL = 0.95
@@ -42,6 +43,11 @@ BOOTSTRAP_SEED = 0
 _RANK_DIGITS = 9
 
 RowKey = tuple[str, str]  # (agent, model)
+
+
+class LeaderboardError(BenchforgeError, ValueError):
+    """The scores make no leaderboard (none yet, or inconsistent records); a ValueError too,
+    as it always was."""
 
 
 def build_leaderboard(
@@ -64,7 +70,7 @@ def build_leaderboard(
 
     by_row: dict[RowKey, list[TrialScore]] = defaultdict(list)
     for s in scores:
-        by_row[(s.agent, s.model)].append(s)
+        by_row[(s.key.agent, s.key.model)].append(s)
 
     cells: dict[RowKey, dict[str, TaskCell]] = {
         key: {
@@ -94,7 +100,7 @@ def build_leaderboard(
         title=title or f"Benchforge leaderboard: {run_id}",
         mock_llm_used=bool(mock_llm_used) or any(s.used_mock_llm for s in scores),
         n_trials=len(scores),
-        suites=sorted({s.suite for s in scores}),
+        suites=sorted({s.key.suite for s in scores}),
         primary_metrics=sorted({s.primary for s in scored if s.primary is not None}),
         metric_names=sorted({m for s in scored for m in s.metrics}),
         max_epochs=max_epochs,
@@ -110,10 +116,12 @@ def build_leaderboard(
 
 def _validate(scores: Sequence[TrialScore], run_id: str) -> None:
     if not scores:
-        raise ValueError(f"no trial scores for run {run_id!r}: nothing to put on a leaderboard")
+        raise LeaderboardError(
+            f"no trial scores for run {run_id!r}: nothing to put on a leaderboard"
+        )
     runs = sorted({s.run_id for s in scores})
     if runs != [run_id]:
-        raise ValueError(f"trial scores must all come from run {run_id!r}; got runs {runs}")
+        raise LeaderboardError(f"trial scores must all come from run {run_id!r}; got runs {runs}")
 
     seen_trials: set[str] = set()
     seen_epochs: set[tuple[str, str, str, int]] = set()
@@ -121,45 +129,45 @@ def _validate(scores: Sequence[TrialScore], run_id: str) -> None:
     task_identity: dict[str, tuple[str, str, str]] = {}
     task_primary: dict[str, str] = {}
     for s in scores:
-        if s.trial in seen_trials:
-            raise ValueError(f"trial {s.trial!r} appears twice")
-        seen_trials.add(s.trial)
-        epoch_key = (s.agent, s.model, s.task_id, s.epoch)
+        if s.key.slug in seen_trials:
+            raise LeaderboardError(f"trial {s.key.slug!r} appears twice")
+        seen_trials.add(s.key.slug)
+        epoch_key = (s.key.agent, s.key.model, s.key.task_id, s.key.epoch)
         if epoch_key in seen_epochs:
-            raise ValueError(
-                f"two trials for agent {s.agent!r}, model {s.model!r}, task {s.task_id!r}, "
-                f"epoch {s.epoch} (second: {s.trial!r})"
+            raise LeaderboardError(
+                f"two trials for agent {s.key.agent!r}, model {s.key.model!r}, "
+                f"task {s.key.task_id!r}, epoch {s.key.epoch} (second: {s.key.slug!r})"
             )
         seen_epochs.add(epoch_key)
 
-        known_hash = config.setdefault((s.agent, s.model), s.agent_config_hash)
-        if known_hash != s.agent_config_hash:
-            raise ValueError(
-                f"agent {s.agent!r} with model {s.model!r} ran with two configs "
-                f"({known_hash} and {s.agent_config_hash}); give the variants distinct names"
+        known_hash = config.setdefault((s.key.agent, s.key.model), s.key.agent_config_hash)
+        if known_hash != s.key.agent_config_hash:
+            raise LeaderboardError(
+                f"agent {s.key.agent!r} with model {s.key.model!r} ran with two configs "
+                f"({known_hash} and {s.key.agent_config_hash}); give the variants distinct names"
             )
-        identity = (s.suite, s.family, s.task_version)
-        known_identity = task_identity.setdefault(s.task_id, identity)
+        identity = (s.key.suite, s.family, s.key.task_version)
+        known_identity = task_identity.setdefault(s.key.task_id, identity)
         if known_identity != identity:
-            raise ValueError(
-                f"task {s.task_id!r} appears as (suite, family, version) {known_identity} "
+            raise LeaderboardError(
+                f"task {s.key.task_id!r} appears as (suite, family, version) {known_identity} "
                 f"and {identity}"
             )
 
         if s.status != "scored":
             continue
         if s.primary is None or s.primary not in s.metrics:
-            raise ValueError(
-                f"scored trial {s.trial!r} lacks its primary metric "
+            raise LeaderboardError(
+                f"scored trial {s.key.slug!r} lacks its primary metric "
                 f"(primary={s.primary!r}, metrics={sorted(s.metrics)})"
             )
         bad = {m: v for m, v in s.metrics.items() if not math.isfinite(v)}
         if bad:
-            raise ValueError(f"scored trial {s.trial!r} has non-finite metrics {bad}")
-        known_primary = task_primary.setdefault(s.task_id, s.primary)
+            raise LeaderboardError(f"scored trial {s.key.slug!r} has non-finite metrics {bad}")
+        known_primary = task_primary.setdefault(s.key.task_id, s.primary)
         if known_primary != s.primary:
-            raise ValueError(
-                f"task {s.task_id!r} is ranked by two primary metrics: "
+            raise LeaderboardError(
+                f"task {s.key.task_id!r} is ranked by two primary metrics: "
                 f"{known_primary!r} and {s.primary!r}"
             )
 
@@ -167,7 +175,7 @@ def _validate(scores: Sequence[TrialScore], run_id: str) -> None:
 def _group_by_task(trials: Sequence[TrialScore]) -> dict[str, list[TrialScore]]:
     out: dict[str, list[TrialScore]] = defaultdict(list)
     for s in trials:
-        out[s.task_id].append(s)
+        out[s.key.task_id].append(s)
     return out
 
 
@@ -228,7 +236,7 @@ def _row(
         rank=None,
         agent=key[0],
         model=key[1],
-        agent_config_hash=trials[0].agent_config_hash,
+        agent_config_hash=trials[0].key.agent_config_hash,
         tasks_attempted=len(cells),
         tasks_scored=len(scored_cells),
         trials=len(trials),
@@ -285,15 +293,15 @@ def _tasks(
     first: dict[str, TrialScore] = {}
     primary: dict[str, str] = {}
     for s in scores:
-        first.setdefault(s.task_id, s)
+        first.setdefault(s.key.task_id, s)
         if s.status == "scored" and s.primary is not None:
-            primary.setdefault(s.task_id, s.primary)
+            primary.setdefault(s.key.task_id, s.primary)
     return [
         TaskResult(
             task_id=task_id,
-            suite=s.suite,
+            suite=s.key.suite,
             family=s.family,
-            task_version=s.task_version,
+            task_version=s.key.task_version,
             primary=primary.get(task_id),
             cells=[
                 cells[(r.agent, r.model)][task_id]
@@ -308,14 +316,16 @@ def _tasks(
 def _issues(scores: Sequence[TrialScore], status: str) -> list[TrialIssue]:
     return [
         TrialIssue(
-            trial=s.trial,
-            agent=s.agent,
-            model=s.model,
-            task_id=s.task_id,
-            epoch=s.epoch,
+            trial=s.key.slug,
+            agent=s.key.agent,
+            model=s.key.model,
+            task_id=s.key.task_id,
+            epoch=s.key.epoch,
             termination=s.termination,
             detail=s.detail,
         )
-        for s in sorted(scores, key=lambda s: (s.agent, s.model, s.task_id, s.epoch, s.trial))
+        for s in sorted(
+            scores, key=lambda s: (s.key.agent, s.key.model, s.key.task_id, s.key.epoch, s.key.slug)
+        )
         if s.status == status
     ]

@@ -6,20 +6,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from benchforge.core.errors import BenchforgeError
 from benchforge.core.yamlio import read_yaml
-from benchforge.evaluation.tasks.models import (
-    DeArchTask,
-    DeEvolTask,
-    DeImplTask,
-    LoadedTask,
-    TaskSpec,
-)
+from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
+
+# The families registry is imported where it is used: its modules import the task models.
 
 TASK_FILE = "task.yaml"
-_ADAPTER: TypeAdapter[DeImplTask | DeEvolTask | DeArchTask] = TypeAdapter(TaskSpec)
 
 
 class TaskSpecError(BenchforgeError):
@@ -31,7 +26,11 @@ class TaskSpecError(BenchforgeError):
 
 
 def _path(loc: tuple[int | str, ...]) -> str:
-    parts = [p for p in loc if not (isinstance(p, str) and p in ("de_impl", "de_evol", "de_arch"))]
+    # A discriminated union puts the family (its tag) first in the location: not a field.
+    from benchforge.evaluation.families.registry import family_names
+
+    families = set(family_names())
+    parts = [p for i, p in enumerate(loc) if not (i == 0 and isinstance(p, str) and p in families)]
     out = ""
     for p in parts:
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
@@ -47,8 +46,10 @@ def load_task(folder: Path) -> LoadedTask:
         raise TaskSpecError(path, [("(file)", err.strerror or str(err))]) from None
     except Exception as err:  # yaml errors carry their own line numbers
         raise TaskSpecError(path, [("(yaml)", str(err).splitlines()[0])]) from None
+    from benchforge.evaluation.families.registry import spec_adapter
+
     try:
-        spec = _ADAPTER.validate_python(data)
+        spec = spec_adapter().validate_python(data)
     except ValidationError as err:
         problems = [
             (_path(e["loc"]), str(e["msg"]).removeprefix("Value error, ")) for e in err.errors()
@@ -72,26 +73,11 @@ def catalogue_root(task_folder: Path) -> Path:
     return Path(task_folder).absolute().parents[2]
 
 
-def _file_problems(
-    spec: DeImplTask | DeEvolTask | DeArchTask, folder: Path, root: Path
-) -> list[tuple[str, str]]:
-    problems: list[tuple[str, str]] = []
-    if not (root / spec.repo / "dbt_project.yml").is_file():
-        problems.append(("repo", f"'{spec.repo}' is not a dbt project"))
-    wanted: dict[str, str | None] = {}
-    if isinstance(spec, DeImplTask):
-        wanted = {"contract": spec.contract, "contract_metadata": spec.contract_metadata}
-    elif isinstance(spec, DeEvolTask):
-        wanted = {"change_request": spec.change_request, "gold_v2": spec.gold_v2}
-        for i, removed in enumerate(spec.removed):
-            if not (root / spec.repo / removed).is_file():
-                problems.append((f"removed[{i}]", f"'{removed}' is not a file of {spec.repo}"))
-    elif isinstance(spec, DeArchTask):
-        wanted = {"requirement": spec.requirement}
-    for field, rel in wanted.items():
-        if rel is not None and not (folder / rel).exists():
-            problems.append((field, f"missing file '{rel}' in {folder}"))
-    return problems
+def _file_problems(spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
+    """The files the spec names, checked by its family."""
+    from benchforge.evaluation.families.registry import get_family
+
+    return get_family(spec.family).file_problems(spec, folder, root)
 
 
 def discover(root: Path) -> list[Path]:
@@ -116,4 +102,7 @@ def load_tasks(root: Path) -> list[LoadedTask]:
 
 
 def task_json_schema() -> str:
-    return json.dumps(_ADAPTER.json_schema(), indent=2, sort_keys=True) + "\n"
+    """The JSON Schema of ``task.yaml``: one of the registered families' specs."""
+    from benchforge.evaluation.families.registry import spec_adapter
+
+    return json.dumps(spec_adapter().json_schema(), indent=2, sort_keys=True) + "\n"

@@ -10,9 +10,16 @@ The families of data-engineering tasks (after DAComp):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    field_validator,
+    model_validator,
+)
 
 Layer = Literal["staging", "intermediate", "marts"]
 IMPL_WEIGHTS: dict[Layer, float] = {"staging": 15.0, "intermediate": 25.0, "marts": 60.0}
@@ -47,7 +54,14 @@ class DeScoring(_Strict):
         return v
 
 
-class _TaskBase(_Strict):
+class TaskSpecBase(_Strict):
+    """What every task spec has. A family's spec subclasses it with ``family: Literal[name]``
+    and its own fields; the loader validates a ``task.yaml`` against the union of the
+    registered families' specs (:mod:`benchforge.evaluation.families`)."""
+
+    if TYPE_CHECKING:  # declared by each family's spec as Literal[its name]
+        family: str
+
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     version: str = "1"
     suite: str
@@ -62,13 +76,13 @@ class _TaskBase(_Strict):
     tags: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _dataset_domain(self) -> _TaskBase:
+    def _dataset_domain(self) -> TaskSpecBase:
         if self.dataset.domain != self.domain:
             raise ValueError(f"dataset.domain '{self.dataset.domain}' != domain '{self.domain}'")
         return self
 
 
-class DeImplTask(_TaskBase):
+class DeImplTask(TaskSpecBase):
     family: Literal["de_impl"]
     contract: str = Field(
         default="data_contract.yaml",
@@ -80,7 +94,7 @@ class DeImplTask(_TaskBase):
     scoring: DeScoring = DeScoring()
 
 
-class DeEvolTask(_TaskBase):
+class DeEvolTask(TaskSpecBase):
     family: Literal["de_evol"]
     change_request: str = "change_request.md"
     gold_v2: str = Field(
@@ -107,7 +121,7 @@ class RubricItem(_Strict):
     points: float = Field(gt=0)
 
 
-class DeArchTask(_TaskBase):
+class DeArchTask(TaskSpecBase):
     family: Literal["de_arch"]
     requirement: str = "requirement.md"
     expected_output: str = Field(default="blueprint.yaml", description="File the agent writes.")
@@ -121,15 +135,12 @@ class DeArchTask(_TaskBase):
         return self
 
 
-TaskSpec = Annotated[DeImplTask | DeEvolTask | DeArchTask, Field(discriminator="family")]
-
-
 class LoadedTask(BaseModel):
     """A validated task and the folder it came from."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    spec: DeImplTask | DeEvolTask | DeArchTask
+    spec: SerializeAsAny[TaskSpecBase]  # the family's spec model
     folder: Path
 
     @property

@@ -20,10 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from benchforge.agents.protocol import Step, TrialResult
+from benchforge.core.records import RunSpec, Step, TrialKey, TrialResult, TrialScore
 from benchforge.evaluation.leaderboard import Leaderboard, build_leaderboard
-from benchforge.evaluation.leaderboard.records import TrialScore
-from benchforge.harness.models import RunSpec
 from benchforge.harness.store import RunStore
 
 TrialStatus = Literal["success", "failure", "infra_error", "unscored", "not_scored"]
@@ -53,15 +51,9 @@ def trial_status(result: TrialResult, score: TrialScore | None) -> TrialStatus:
 class TrialRow(_View):
     """One trial in the index (and in the leaderboard's links)."""
 
-    slug: str
+    key: TrialKey
     page: str
-    suite: str
-    task_id: str
-    task_version: str
     family: str
-    agent: str
-    model: str
-    epoch: int
     status: TrialStatus
     termination: str
     primary: str | None
@@ -228,17 +220,10 @@ def metric_views(score: TrialScore | None) -> list[MetricView]:
 
 
 def trial_row(result: TrialResult, score: TrialScore | None) -> TrialRow:
-    key = result.key
     return TrialRow(
-        slug=key.slug,
-        page=trial_page(key.slug),
-        suite=key.suite,
-        task_id=key.task_id,
-        task_version=key.task_version,
+        key=result.key,
+        page=trial_page(result.key.slug),
         family=result.family,
-        agent=key.agent,
-        model=key.model,
-        epoch=key.epoch,
         status=trial_status(result, score),
         termination=result.termination,
         primary=score.primary if score is not None else None,
@@ -262,7 +247,7 @@ def trial_view(result: TrialResult, score: TrialScore | None) -> TrialView:
 
 
 def read_scores(run: RunStore) -> dict[str, TrialScore]:
-    return {s.trial: s for s in run.read_scores()}
+    return {s.key.slug: s for s in run.read_scores()}
 
 
 def iter_trials(run: RunStore, scores: Mapping[str, TrialScore]) -> Iterator[TrialView]:
@@ -274,7 +259,7 @@ def iter_trials(run: RunStore, scores: Mapping[str, TrialScore]) -> Iterator[Tri
 def run_view(run: RunStore, trials: list[TrialRow], scores: Mapping[str, TrialScore]) -> RunView:
     """The run's overview: the leaderboard of its stored scores and the index of ``trials``."""
     leaderboard, note = None, None
-    scored = [scores[t.slug] for t in trials if t.slug in scores]
+    scored = [scores[t.key.slug] for t in trials if t.key.slug in scores]
     if not scored:
         note = f"no trial is scored yet: `benchforge score-run {run.run_id}` scores them"
     else:
@@ -283,19 +268,24 @@ def run_view(run: RunStore, trials: list[TrialRow], scores: Mapping[str, TrialSc
         except ValueError as err:  # inconsistent records: say so, still list the trials
             note = f"the stored scores make no leaderboard: {err}"
     cells: dict[str, list[CellLink]] = {}
-    for t in sorted(trials, key=lambda t: (t.epoch, t.slug)):
-        link = CellLink(epoch=t.epoch, page=t.page, status=t.status)
-        cells.setdefault(cell_key(t.task_id, t.agent, t.model), []).append(link)
+    for t in sorted(trials, key=lambda t: (t.key.epoch, t.key.slug)):
+        link = CellLink(epoch=t.key.epoch, page=t.page, status=t.status)
+        cells.setdefault(cell_key(t.key.task_id, t.key.agent, t.key.model), []).append(link)
     return RunView(
         run_id=run.run_id,
         uri=run.uri(),
         spec=run.read_spec(),
         leaderboard=leaderboard,
         leaderboard_note=note,
-        trials=sorted(trials, key=lambda t: (t.task_id, t.agent, t.model, t.epoch, t.slug)),
+        trials=sorted(trials, key=_index_order),
         mock_llm_used=any(t.used_mock_llm for t in trials),
         cells=cells,
     )
+
+
+def _index_order(row: TrialRow) -> tuple[str, str, str, int, str]:
+    key = row.key
+    return (key.task_id, key.agent, key.model, key.epoch, key.slug)
 
 
 def load_run(run: RunStore) -> tuple[RunView, list[TrialView]]:

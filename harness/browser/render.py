@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from html import escape
 from urllib.parse import urlencode
 
+from benchforge.core.records import NodeCheck, NodeDetail
 from benchforge.evaluation.leaderboard import formatting as fmt
 from benchforge.evaluation.leaderboard.models import Leaderboard
-from benchforge.evaluation.leaderboard.records import NodeCheck, NodeDetail
 from benchforge.harness.browser.load import (
     STATUSES,
     Argument,
@@ -379,11 +379,11 @@ def _infra(view: RunView) -> list[str]:
             ["Trial", "Agent", "Model", "Task", "Epoch", "Error"],
             (
                 [
-                    f'<a href="{_h(t.page)}">{_h(t.slug)}</a>',
-                    _h(t.agent),
-                    _h(t.model),
-                    _h(t.task_id),
-                    _h(t.epoch),
+                    f'<a href="{_h(t.page)}">{_h(t.key.slug)}</a>',
+                    _h(t.key.agent),
+                    _h(t.key.model),
+                    _h(t.key.task_id),
+                    _h(t.key.epoch),
                     f'<span class="infra-error">{_h(t.error or "")}</span>',
                 ]
                 for t in rows
@@ -410,24 +410,24 @@ def _trial_index(view: RunView) -> list[str]:
     present = {t.status for t in trials}
     labels = {str(k): v for k, v in STATUS_LABELS.items()}
     filters = [
-        _select("task", "Task", sorted({t.task_id for t in trials})),
-        _select("agent", "Agent", sorted({t.agent for t in trials})),
-        _select("model", "Model", sorted({t.model for t in trials})),
+        _select("task", "Task", sorted({t.key.task_id for t in trials})),
+        _select("agent", "Agent", sorted({t.key.agent for t in trials})),
+        _select("model", "Model", sorted({t.key.model for t in trials})),
         _select("status", "Status", [s for s in STATUSES if s in present], labels),
         f'<span id="shown" class="note">{len(trials)} trials</span>',
     ]
     rows, attrs = [], []
     for t in trials:
         attrs.append(
-            f' class="trial" data-task="{_h(t.task_id)}" '
-            f'data-agent="{_h(t.agent)}" data-model="{_h(t.model)}" data-status="{t.status}"'
+            f' class="trial" data-task="{_h(t.key.task_id)}" data-agent="{_h(t.key.agent)}" '
+            f'data-model="{_h(t.key.model)}" data-status="{t.status}"'
         )
         rows.append(
             [
-                f'<a href="{_h(t.page)}">{_h(t.task_id)}</a>',
-                _h(t.agent),
-                _h(t.model) + (" " + mock_badge() if t.used_mock_llm else ""),
-                _h(t.epoch),
+                f'<a href="{_h(t.page)}">{_h(t.key.task_id)}</a>',
+                _h(t.key.agent),
+                _h(t.key.model) + (" " + mock_badge() if t.used_mock_llm else ""),
+                _h(t.key.epoch),
                 status_badge(t.status),
                 termination_badge(t.termination),
                 _h(_score_text(t.metrics, t.primary)),
@@ -799,15 +799,15 @@ def _error(view: TrialView) -> str:
 
 
 def _trial_facts(view: TrialView) -> str:
-    result, row = view.result, view.row
+    result, row, key = view.result, view.row, view.row.key
     llm = result.llm
     cost = fmt.MISSING if llm.unpriced_calls else f"{llm.cost_usd:.4f}"
     items = [
-        ("Trial", f"<code>{_h(row.slug)}</code>"),
-        ("Task", _h(f"{row.suite}/{row.task_id} version {row.task_version} ({row.family})")),
-        ("Agent", _h(f"{row.agent} (config {result.key.agent_config_hash})")),
-        ("Model", _h(row.model)),
-        ("Epoch", _h(row.epoch)),
+        ("Trial", f"<code>{_h(key.slug)}</code>"),
+        ("Task", _h(f"{key.suite}/{key.task_id} version {key.task_version} ({row.family})")),
+        ("Agent", _h(f"{key.agent} (config {key.agent_config_hash})")),
+        ("Model", _h(key.model)),
+        ("Epoch", _h(key.epoch)),
         ("Started", _h(result.started_at.isoformat(timespec="seconds"))),
         ("Wall clock", _h(f"{result.wall_s:.2f} s")),
         ("Attempt", _h(result.attempt)),
@@ -855,15 +855,15 @@ def _verdict(view: TrialView) -> str:
 
 def trial_page_html(view: TrialView, run_id: str) -> str:
     """A trial's page: why it scored what it did. Links are relative to ``trials/``."""
-    row, score = view.row, view.score
-    title = f"{row.task_id} · {row.agent} · {row.model} · epoch {row.epoch}"
+    row, score, key = view.row, view.score, view.row.key
+    title = f"{key.task_id} · {key.agent} · {key.model} · epoch {key.epoch}"
     badges = [status_badge(row.status), termination_badge(row.termination)]
     if row.used_mock_llm:
         badges.append(mock_badge())
-    back = _filter_href("../", task=row.task_id)
+    back = _filter_href("../", task=key.task_id)
     body = [
         f'<header><p class="crumbs"><a href="../index.html">run {_h(run_id)}</a> · '
-        f'<a href="{_h(back)}">trials of {_h(row.task_id)}</a></p>',
+        f'<a href="{_h(back)}">trials of {_h(key.task_id)}</a></p>',
         f"<h1>{_h(title)}</h1>",
         f'<p class="badges">{" ".join(badges)}</p>',
         _verdict(view),

@@ -3,6 +3,9 @@
 A table is built as a chain ``SELECT p.*, <new columns> FROM (<previous step>) p [LEFT JOIN x]``,
 one step per column in dependency order. Scalar generators are plain expressions; Faker pools,
 calendars and parent rows are small joins. Helper columns start with ``_`` (user columns cannot).
+
+One compile function per generator ``kind``, registered with ``@scalar("kind")`` (an SQL
+expression over the previous step's columns ``p``) or ``@steps("kind")`` (its own steps and joins).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any, TypeVar
 
 from benchforge.synthesis.engine.calendars import BINS
 from benchforge.synthesis.engine.random import Streams
@@ -21,10 +25,10 @@ from benchforge.synthesis.spec.generators import (
     CategoricalGen,
     ConditionalGen,
     DateGen,
-    DerivedGen,
     ExpressionGen,
     FakerGen,
     ForeignKeyGen,
+    GeneratorModel,
     LognormalGen,
     LookupGen,
     LookupKeyGen,
@@ -128,58 +132,129 @@ def _expression(sql: str, streams: Streams) -> str:
     return re.sub(r"\bu\((\d+)\)", lambda m: streams.u(f"expr{m.group(1)}"), sql)
 
 
-def scalar_sql(gen: object, streams: Streams, ctx: BuildContext) -> str:
+G = TypeVar("G", bound=GeneratorModel)
+ScalarCompiler = Callable[[Any, Streams, BuildContext], str]
+StepsCompiler = Callable[[Table, Column, Any, Streams, BuildContext], list[Step]]
+SCALAR_COMPILERS: dict[str, ScalarCompiler] = {}
+STEPS_COMPILERS: dict[str, StepsCompiler] = {}
+
+
+def scalar(kind: str) -> Callable[[Callable[[G, Streams, BuildContext], str]], ScalarCompiler]:
+    """Registers the compile function of a generator that is one SQL expression."""
+
+    def register(fn: Callable[[G, Streams, BuildContext], str]) -> ScalarCompiler:
+        SCALAR_COMPILERS[kind] = fn
+        return fn
+
+    return register
+
+
+def steps(
+    kind: str,
+) -> Callable[[Callable[[Table, Column, G, Streams, BuildContext], list[Step]]], StepsCompiler]:
+    """Registers the compile function of a generator that needs its own steps (joins)."""
+
+    def register(
+        fn: Callable[[Table, Column, G, Streams, BuildContext], list[Step]],
+    ) -> StepsCompiler:
+        STEPS_COMPILERS[kind] = fn
+        return fn
+
+    return register
+
+
+def scalar_sql(gen: GeneratorModel, streams: Streams, ctx: BuildContext) -> str:
     """SQL for generators that need no join."""
+    compile_ = SCALAR_COMPILERS.get(gen.kind)
+    if compile_ is None:
+        raise TypeError(f"{type(gen).__name__} is not a scalar generator")
+    return compile_(gen, streams, ctx)
+
+
+@scalar("sequence")
+def _sequence(gen: SequenceGen, streams: Streams, ctx: BuildContext) -> str:
+    num = f"({gen.start} + {gen.step} * _rid)"
+    if gen.prefix is None:
+        return num
+    return f"({literal(gen.prefix)} || lpad(CAST({num} AS VARCHAR), {gen.width}, '0'))"
+
+
+@scalar("uniform")
+def _uniform(gen: UniformGen, streams: Streams, ctx: BuildContext) -> str:
     u = streams.u("value")
-    if isinstance(gen, SequenceGen):
-        num = f"({gen.start} + {gen.step} * _rid)"
-        if gen.prefix is None:
-            return num
-        return f"({literal(gen.prefix)} || lpad(CAST({num} AS VARCHAR), {gen.width}, '0'))"
-    if isinstance(gen, UniformGen):
-        if gen.integer:
-            span = int(gen.high) - int(gen.low) + 1
-            return f"CAST({int(gen.low)} + floor({u} * {span}) AS BIGINT)"
-        x = f"({gen.low!r} + {u} * {gen.high - gen.low!r})"
-        return _clip_round(x, None, None, gen.round, False)
-    if isinstance(gen, NormalGen):
-        x = f"({gen.mean!r} + {gen.std!r} * {_normal(streams)})"
-        return _clip_round(x, gen.min, gen.max, gen.round, gen.integer)
-    if isinstance(gen, LognormalGen):
-        x = f"exp({gen.mu!r} + {gen.sigma!r} * {_normal(streams)})"
-        return _clip_round(x, gen.min, gen.max, gen.round, gen.integer)
-    if isinstance(gen, ZipfGen):
-        return _zipf_rank(gen.n, gen.s, u)
-    if isinstance(gen, PoissonGen):
-        return f"({_poisson(gen, streams)} + {gen.offset})"
-    if isinstance(gen, CategoricalGen):
-        return weighted_case(u, list(gen.values), gen.weights)
-    if isinstance(gen, BooleanGen):
-        return f"({u} < {gen.p_true!r})"
-    if isinstance(gen, LookupKeyGen):
-        lookup = ctx.spec.lookups[gen.lookup]
-        keys = lookup.values(lookup.columns[0])
-        if gen.sequential:
-            items = ", ".join(literal(k) for k in keys)
-            return f"([{items}][1 + (_rid % {len(keys)})])"
-        weights = [float(w) for w in lookup.values(lookup.weight)] if lookup.weight else None
-        return weighted_case(u, keys, weights)
-    if isinstance(gen, LookupGen):
-        lookup = ctx.spec.lookups[gen.lookup]
-        mapping = dict(zip(lookup.values(lookup.columns[0]), lookup.values(gen.value), strict=True))
-        return value_map_case(f"p.{quote(gen.via)}", mapping)
-    if isinstance(gen, ExpressionGen):
-        return f"({_expression(gen.sql, streams)})"
-    if isinstance(gen, ConditionalGen):
-        branches = " ".join(
-            f"WHEN {literal(key)} THEN {scalar_sql(case, streams, ctx)}"
-            for key, case in gen.cases.items()
-        )
-        default = scalar_sql(gen.default, streams, ctx)
-        return f"(CASE CAST(p.{quote(gen.on)} AS VARCHAR) {branches} ELSE {default} END)"
-    raise TypeError(f"{type(gen).__name__} is not a scalar generator")
+    if gen.integer:
+        span = int(gen.high) - int(gen.low) + 1
+        return f"CAST({int(gen.low)} + floor({u} * {span}) AS BIGINT)"
+    x = f"({gen.low!r} + {u} * {gen.high - gen.low!r})"
+    return _clip_round(x, None, None, gen.round, False)
 
 
+@scalar("normal")
+def _normal_value(gen: NormalGen, streams: Streams, ctx: BuildContext) -> str:
+    x = f"({gen.mean!r} + {gen.std!r} * {_normal(streams)})"
+    return _clip_round(x, gen.min, gen.max, gen.round, gen.integer)
+
+
+@scalar("lognormal")
+def _lognormal(gen: LognormalGen, streams: Streams, ctx: BuildContext) -> str:
+    x = f"exp({gen.mu!r} + {gen.sigma!r} * {_normal(streams)})"
+    return _clip_round(x, gen.min, gen.max, gen.round, gen.integer)
+
+
+@scalar("zipf")
+def _zipf(gen: ZipfGen, streams: Streams, ctx: BuildContext) -> str:
+    return _zipf_rank(gen.n, gen.s, streams.u("value"))
+
+
+@scalar("poisson")
+def _poisson_value(gen: PoissonGen, streams: Streams, ctx: BuildContext) -> str:
+    return f"({_poisson(gen, streams)} + {gen.offset})"
+
+
+@scalar("categorical")
+def _categorical(gen: CategoricalGen, streams: Streams, ctx: BuildContext) -> str:
+    return weighted_case(streams.u("value"), list(gen.values), gen.weights)
+
+
+@scalar("boolean")
+def _boolean(gen: BooleanGen, streams: Streams, ctx: BuildContext) -> str:
+    return f"({streams.u('value')} < {gen.p_true!r})"
+
+
+@scalar("lookup_key")
+def _lookup_key(gen: LookupKeyGen, streams: Streams, ctx: BuildContext) -> str:
+    lookup = ctx.spec.lookups[gen.lookup]
+    keys = lookup.values(lookup.columns[0])
+    if gen.sequential:
+        items = ", ".join(literal(k) for k in keys)
+        return f"([{items}][1 + (_rid % {len(keys)})])"
+    weights = [float(w) for w in lookup.values(lookup.weight)] if lookup.weight else None
+    return weighted_case(streams.u("value"), keys, weights)
+
+
+@scalar("lookup")
+def _lookup(gen: LookupGen, streams: Streams, ctx: BuildContext) -> str:
+    lookup = ctx.spec.lookups[gen.lookup]
+    mapping = dict(zip(lookup.values(lookup.columns[0]), lookup.values(gen.value), strict=True))
+    return value_map_case(f"p.{quote(gen.via)}", mapping)
+
+
+@scalar("expression")
+def _expression_value(gen: ExpressionGen, streams: Streams, ctx: BuildContext) -> str:
+    return f"({_expression(gen.sql, streams)})"
+
+
+@scalar("conditional")
+def _conditional(gen: ConditionalGen, streams: Streams, ctx: BuildContext) -> str:
+    branches = " ".join(
+        f"WHEN {literal(key)} THEN {scalar_sql(case, streams, ctx)}"
+        for key, case in gen.cases.items()
+    )
+    default = scalar_sql(gen.default, streams, ctx)
+    return f"(CASE CAST(p.{quote(gen.on)} AS VARCHAR) {branches} ELSE {default} END)"
+
+
+@steps("foreign_key")
 def _foreign_key_steps(
     table: Table, col: Column, gen: ForeignKeyGen, streams: Streams, ctx: BuildContext
 ) -> list[Step]:
@@ -216,14 +291,17 @@ def _foreign_key_steps(
 
 
 def _parent_columns_used(table: Table, fk: str) -> set[str]:
-    used = set()
-    for c in table.columns:
-        g = c.generator
-        if isinstance(g, ParentGen) and g.fk == fk:
-            used.add(g.column)
-        if isinstance(g, DateGen) and g.not_before and g.not_before.startswith(fk + "."):
-            used.add(g.not_before.split(".", 1)[1])
-    return used
+    return {name for c in table.columns for name in c.generator.parent_columns(fk)}
+
+
+@steps("parent")
+def _parent_steps(
+    table: Table, col: Column, gen: ParentGen, streams: Streams, ctx: BuildContext
+) -> list[Step]:
+    if gen.copies_entity(table):  # the SCD base table carries the entity's columns
+        return [Step({col.name: f"p.{quote('_e_' + gen.column)}"})]
+    ref = f"p.{quote(parent_ref_column(gen.fk, gen.column))}"
+    return [Step({col.name: f"(CASE WHEN p.{quote(gen.fk)} IS NULL THEN NULL ELSE {ref} END)"})]
 
 
 def _date_ref_sql(ref: str) -> str:
@@ -233,7 +311,10 @@ def _date_ref_sql(ref: str) -> str:
     return f"p.{quote(ref)}"
 
 
-def _date_steps(col: Column, gen: DateGen, streams: Streams, ctx: BuildContext) -> list[Step]:
+@steps("date")
+def _date_steps(
+    table: Table, col: Column, gen: DateGen, streams: Streams, ctx: BuildContext
+) -> list[Step]:
     cal = ctx.spec.calendars[gen.calendar]
     start, end = gen.start or cal.start, gen.end or cal.end
     bins, cdf = ctx.register_calendar(gen.calendar, start, end)
@@ -293,6 +374,7 @@ def _cdf_at(alias: str, day_sql: str, start: date, end: date) -> str:
     )
 
 
+@steps("faker")
 def _faker_steps(
     table: Table, col: Column, gen: FakerGen, streams: Streams, ctx: BuildContext
 ) -> list[Step]:
@@ -311,31 +393,21 @@ def column_steps(
 ) -> list[Step]:
     streams = Streams(ctx.seed, table.name, col.name, row_expr)
     gen = col.generator
-    if isinstance(gen, ForeignKeyGen):
-        steps = _foreign_key_steps(table, col, gen, streams, ctx)
-    elif isinstance(gen, ParentGen) and table.scd and gen.fk == table.scd.entity_key:
-        steps = [Step({col.name: f"p.{quote('_e_' + gen.column)}"})]
-    elif isinstance(gen, ParentGen):
-        ref = f"p.{quote(parent_ref_column(gen.fk, gen.column))}"
-        steps = [
-            Step({col.name: f"(CASE WHEN p.{quote(gen.fk)} IS NULL THEN NULL ELSE {ref} END)"})
-        ]
-    elif isinstance(gen, DateGen):
-        steps = _date_steps(col, gen, streams, ctx)
-    elif isinstance(gen, FakerGen):
-        steps = _faker_steps(table, col, gen, streams, ctx)
-    elif isinstance(gen, DerivedGen):
+    if gen.kind == "derived":
         raise TypeError("derived columns come from the table's SQL")
+    compile_steps = STEPS_COMPILERS.get(gen.kind)
+    if compile_steps is not None:
+        col_steps = compile_steps(table, col, gen, streams, ctx)
     else:
-        steps = [Step({col.name: scalar_sql(gen, streams, ctx)})]
+        col_steps = [Step({col.name: scalar_sql(gen, streams, ctx)})]
     if col.null_rate > 0:
-        last = steps[-1]
+        last = col_steps[-1]
         expr = last.columns[col.name]
         null_u = streams.u("null")
         last.columns[col.name] = (
             f"(CASE WHEN {null_u} < {col.null_rate!r} THEN NULL ELSE {expr} END)"
         )
-    return steps
+    return col_steps
 
 
 def chain(base_sql: str, steps: list[Step]) -> str:

@@ -14,6 +14,7 @@ import duckdb
 from pydantic import BaseModel
 
 from benchforge.core.errors import BenchforgeError
+from benchforge.core.progress import DatasetEvent, RowsGenerated, TableExported
 from benchforge.synthesis.engine.calendars import register_calendar
 from benchforge.synthesis.engine.columns import BuildContext
 from benchforge.synthesis.engine.pools import register_pool
@@ -33,13 +34,6 @@ WAREHOUSE = "warehouse.duckdb"
 PARQUET_DIR = "parquet"
 ANOMALIES = "anomalies.parquet"
 MANIFEST = "manifest.json"
-
-
-class ProgressEvent(BaseModel):
-    stage: str  # "generate" | "export"
-    table: str
-    rows: int  # rows finished by this event
-    total_rows: int  # rows expected in this stage (estimate for SCD tables)
 
 
 class TableSummary(BaseModel):
@@ -67,7 +61,7 @@ class GenerationManifest(BaseModel):
         return sum(t.rows for t in self.tables.values())
 
 
-ProgressFn = Callable[[ProgressEvent], None]
+ProgressFn = Callable[[DatasetEvent], None]
 
 
 class GenerationError(BenchforgeError):
@@ -115,7 +109,7 @@ def generate_dataset(
     Deterministic: the same spec, seed and scale give byte-identical Parquet files.
     """
     if scale <= 0:
-        raise ValueError("scale must be positive")
+        raise GenerationError("scale must be positive")
     out.mkdir(parents=True, exist_ok=True)
     if any(out.iterdir()):
         raise FileExistsError(f"{out} is not empty")
@@ -219,7 +213,7 @@ def _generate_tables(
         total = estimates[table.name]
 
         def chunk_done(n: int, name: str = table.name, total: int = total) -> None:
-            report(ProgressEvent(stage="generate", table=name, rows=n, total_rows=total))
+            report(RowsGenerated(table=name, rows=n, total_rows=total))
 
         try:
             rows = _build_table(
@@ -300,14 +294,7 @@ def _export(
             parquet_sha256=_sha256(path),
             parquet_bytes=path.stat().st_size,
         )
-        report(
-            ProgressEvent(
-                stage="export",
-                table=table.name,
-                rows=counts[table.name],
-                total_rows=counts[table.name],
-            )
-        )
+        report(TableExported(table=table.name, rows=counts[table.name]))
     return tables
 
 

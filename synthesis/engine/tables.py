@@ -16,7 +16,6 @@ from benchforge.synthesis.engine.columns import (
 )
 from benchforge.synthesis.engine.random import Streams
 from benchforge.synthesis.engine.sql import DUCKDB_TYPES, quote
-from benchforge.synthesis.spec.generators import ParentGen
 from benchforge.synthesis.spec.models import Table
 
 # SCD helper columns kept in _gen (stressors need them) and dropped from raw.
@@ -94,11 +93,7 @@ def scd_table_query(
         else "1"
     )
     shared = sorted(set(entity.column_map) & set(table.column_map) - {table.primary_key})
-    copied = {
-        c.generator.column
-        for c in table.columns
-        if isinstance(c.generator, ParentGen) and c.generator.fk == scd.entity_key
-    }
+    copied = {name for c in table.columns for name in c.generator.parent_columns(scd.entity_key)}
     entity_cols = "".join(
         f", e.{quote(c)} AS {quote('_e_' + c)}" for c in sorted(set(shared) | copied)
     )

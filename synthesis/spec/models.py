@@ -13,17 +13,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from benchforge.core.errors import BenchforgeError
 from benchforge.synthesis.spec.generators import (
-    ConditionalGen,
-    DateGen,
     DerivedGen,
-    ExpressionGen,
-    FakerGen,
     ForeignKeyGen,
     Generator,
-    LookupGen,
-    LookupKeyGen,
-    ParentGen,
 )
 from benchforge.synthesis.spec.stressors import (
     CurrencyConflict,
@@ -41,7 +35,7 @@ ColumnType = Literal["varchar", "bigint", "integer", "double", "date", "timestam
 NUMERIC_TYPES = {"bigint", "integer", "double"}
 
 
-class SpecError(ValueError):
+class SpecError(BenchforgeError):
     """A spec that fails validation: names the file and the field path."""
 
     def __init__(self, file: str, problems: list[tuple[str, str]]):
@@ -231,29 +225,9 @@ def _sql_table_refs(sql: str, names: set[str]) -> set[str]:
     return {tok for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sql) if tok in names}
 
 
-def _column_refs(sql: str, names: set[str]) -> set[str]:
-    return {tok for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sql) if tok in names}
-
-
 def generator_dependencies(table: Table, column: Column) -> set[str]:
     """Same-table columns that must be computed before ``column``."""
-    gen = column.generator
-    names = set(table.column_map)
-    deps: set[str] = set()
-    if isinstance(gen, LookupGen):
-        deps.add(gen.via)
-    elif isinstance(gen, ParentGen):
-        deps.add(gen.fk)
-    elif isinstance(gen, ExpressionGen):
-        deps |= _column_refs(gen.sql, names)
-    elif isinstance(gen, ConditionalGen):
-        deps.add(gen.on)
-    elif isinstance(gen, FakerGen) and gen.locale_from:
-        deps.add(gen.locale_from)
-    elif isinstance(gen, DateGen) and gen.not_before:
-        deps.add(gen.not_before.split(".")[0])
-    deps.discard(column.name)
-    return deps
+    return column.generator.inputs(set(table.column_map)) - {column.name}
 
 
 def _check_references(spec: DomainSpec) -> list[tuple[str, str]]:
@@ -293,7 +267,7 @@ def _check_references(spec: DomainSpec) -> list[tuple[str, str]]:
                     problems.append((f"{base}.columns", f"'{reserved}' is added by the engine"))
         for ci, col in enumerate(table.columns):
             path = f"{base}.columns[{ci}].generator"
-            problems += [(path, m) for m in _check_generator(spec, table, col)]
+            problems += [(path, m) for m in col.generator.problems(spec, table, col)]
             if col.min is not None and col.max is not None and col.min > col.max:
                 problems.append((f"{base}.columns[{ci}].min", "min is greater than max"))
         cycle = _column_cycle(table)
@@ -306,78 +280,6 @@ def _check_references(spec: DomainSpec) -> list[tuple[str, str]]:
         problems += [(f"stressors[{si}]{p}", m) for p, m in _check_stressor(spec, stressor)]
     problems += _check_stressor_budget(spec)
     return problems
-
-
-def _check_generator(spec: DomainSpec, table: Table, col: Column) -> list[str]:
-    gen = col.generator
-    cols = table.column_map
-    errs: list[str] = []
-    if isinstance(gen, ForeignKeyGen):
-        if gen.table not in spec.table_map:
-            errs.append(f"foreign key to unknown table '{gen.table}'")
-        elif gen.table == table.name:
-            errs.append("self-referencing foreign keys are not supported")
-    elif isinstance(gen, ParentGen) and table.scd and gen.fk == table.scd.entity_key:
-        entity = spec.table_map.get(table.scd.entity)
-        if entity is not None and gen.column not in entity.column_map:
-            errs.append(f"'{gen.column}' is not a column of {entity.name}")
-    elif isinstance(gen, ParentGen):
-        fk = cols.get(gen.fk)
-        if fk is None or not isinstance(fk.generator, ForeignKeyGen):
-            errs.append(f"'{gen.fk}' is not a foreign key column of {table.name}")
-        elif gen.column not in spec.table_map.get(fk.generator.table, table).column_map:
-            errs.append(f"'{gen.column}' is not a column of {fk.generator.table}")
-    elif isinstance(gen, LookupKeyGen | LookupGen):
-        lookup = spec.lookups.get(gen.lookup)
-        if lookup is None:
-            errs.append(f"unknown lookup '{gen.lookup}'")
-        elif isinstance(gen, LookupGen):
-            if gen.value not in lookup.columns:
-                errs.append(f"lookup '{gen.lookup}' has no column '{gen.value}'")
-            if gen.via not in cols:
-                errs.append(f"via column '{gen.via}' is not a column of {table.name}")
-    elif isinstance(gen, ConditionalGen):
-        if gen.on not in cols:
-            errs.append(f"'on' column '{gen.on}' is not a column of {table.name}")
-    elif isinstance(gen, FakerGen):
-        if gen.locale_from and gen.locale_from not in cols:
-            errs.append(f"locale_from column '{gen.locale_from}' is not a column")
-        errs += _check_faker_provider(gen)
-    elif isinstance(gen, DateGen):
-        if gen.calendar not in spec.calendars:
-            errs.append(f"unknown calendar '{gen.calendar}'")
-        if col.type not in ("date", "timestamp"):
-            errs.append(f"date generator on a column of type {col.type}")
-        if gen.not_before:
-            errs += _check_date_ref(spec, table, gen.not_before)
-    if isinstance(gen, ExpressionGen) and "u(" in gen.sql:
-        for k in re.findall(r"\bu\((\d+)\)", gen.sql):
-            if int(k) > 9:
-                errs.append(f"u({k}): stream numbers are 0..9")
-    return errs
-
-
-def _check_date_ref(spec: DomainSpec, table: Table, ref: str) -> list[str]:
-    parts = ref.split(".")
-    cols = table.column_map
-    if len(parts) == 1:
-        return [] if ref in cols else [f"not_before column '{ref}' is not a column"]
-    fk = cols.get(parts[0])
-    if len(parts) != 2 or fk is None or not isinstance(fk.generator, ForeignKeyGen):
-        return [f"not_before '{ref}': expected 'column' or 'fk_column.parent_column'"]
-    parent = spec.table_map.get(fk.generator.table)
-    if parent is not None and parts[1] not in parent.column_map:
-        return [f"not_before '{ref}': '{parts[1]}' is not a column of {parent.name}"]
-    return []
-
-
-def _check_faker_provider(gen: FakerGen) -> list[str]:
-    from faker import Faker
-
-    fake = Faker(gen.locale)
-    if not callable(getattr(fake, gen.provider, None)):
-        return [f"unknown Faker provider '{gen.provider}'"]
-    return []
 
 
 def _column_cycle(table: Table) -> list[str] | None:

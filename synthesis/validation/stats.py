@@ -33,25 +33,3 @@ def mean_bounds(n: float, mean: float, sd: float, extra: float = 0.0) -> tuple[f
     """Bounds on a sample mean of n draws with the given mean and standard deviation."""
     half = SIGMAS * sd / math.sqrt(n) + MEAN_SLACK_SD * sd + extra
     return mean - half, mean + half
-
-
-def _pdf(z: float) -> float:
-    return math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
-
-
-def _cdf(z: float) -> float:
-    return 0.5 * (1 + math.erf(z / math.sqrt(2)))
-
-
-def clipped_normal_mean(mean: float, sd: float, lo: float | None, hi: float | None) -> float:
-    """E[min(max(X, lo), hi)] for X ~ N(mean, sd): the engine clips normal draws to [min, max]."""
-    a = -math.inf if lo is None else (lo - mean) / sd
-    b = math.inf if hi is None else (hi - mean) / sd
-    cdf_a = 0.0 if a == -math.inf else _cdf(a)
-    cdf_b = 1.0 if b == math.inf else _cdf(b)
-    pdf_a = 0.0 if a == -math.inf else _pdf(a)
-    pdf_b = 0.0 if b == math.inf else _pdf(b)
-    inside = mean * (cdf_b - cdf_a) + sd * (pdf_a - pdf_b)
-    below = 0.0 if lo is None else lo * cdf_a
-    above = 0.0 if hi is None else hi * (1 - cdf_b)
-    return below + inside + above

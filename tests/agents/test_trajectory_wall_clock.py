@@ -13,10 +13,11 @@ from pydantic import BaseModel
 
 from benchforge.agents.builtin.command import CommandAgent, CommandAgentConfig
 from benchforge.agents.builtin.react_de import ReactDeAgent
-from benchforge.agents.protocol import Agent, AgentLimits, AgentOutcome, TaskEnvironment, TrialKey
+from benchforge.agents.protocol import Agent, AgentOutcome, TaskEnvironment
 from benchforge.core.artifacts import open_store
 from benchforge.core.llm import SharedSemaphore
 from benchforge.core.llm.records import LlmCallRecord, LlmResponse, LlmToolCall, LlmUsage
+from benchforge.core.records import AgentLimits, TrialKey
 from benchforge.core.sandbox import ProcessBackend
 from benchforge.evaluation.tasks.loader import load_task
 from benchforge.harness.executor import RunContext, run_trial
@@ -108,7 +109,9 @@ class HangingSecondCall:
     """A stand-in LLM client: the first call asks for a tool, the second never answers."""
 
     def __init__(self) -> None:
-        self.config = SimpleNamespace(model="fake-model")
+        self.config = SimpleNamespace(
+            model="fake-model", role="agent", normalized_base_url="http://fake"
+        )
         self.calls = 0
 
     async def complete(self, messages: Any, tools: Any = None, **kwargs: Any) -> LlmResponse:

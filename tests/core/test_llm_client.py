@@ -31,6 +31,7 @@ from benchforge.agents.mock_llm import (
 from benchforge.core.errors import BenchforgeError, ConfigError
 from benchforge.core.llm import (
     LlmClient,
+    LlmClientView,
     LlmConfig,
     LlmInfrastructureError,
     LlmLedger,
@@ -206,6 +207,53 @@ def test_retry_after_is_honoured(server: MockServerHandle) -> None:
     honoured, immediate = asyncio.run(run())
     assert 0.6 <= honoured < 1.5
     assert immediate < 0.3
+
+
+def test_a_view_records_each_call_in_its_own_ledger_and_as_a_model_step(
+    server: MockServerHandle,
+) -> None:
+    """One trial's view: ok, failed and cancelled calls in its ledger and its trajectory; the
+    shared client's ledger still holds every call that reached it, another view's too."""
+    from benchforge.agents.protocol import Trajectory
+
+    trajectory, shared = Trajectory(), LlmLedger()
+
+    async def run() -> tuple[LlmLedger, LlmLedger]:
+        config = _config(server, "mock-echo:view", max_retries=1)
+        async with LlmClient(config, ledger=shared) as llm:
+            view = LlmClientView(llm, steps=trajectory, epoch=3)
+            other = LlmClientView(llm)  # another trial on the same client, no trajectory
+            reply = await view.complete(USER, tools=TOOLS)
+            assert reply.record.epoch == 3
+            await other.complete(USER)
+            with pytest.raises(LlmInfrastructureError):
+                await view.complete(USER, extra_headers={"x-mock-fault": "500"})
+            slow = {"x-mock-fault": "latency=1000"}
+            cut = asyncio.ensure_future(view.complete(USER, extra_headers=slow))
+            await asyncio.sleep(0.2)
+            cut.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await cut
+            return view.ledger, other.ledger
+
+    mine, theirs = asyncio.run(run())
+    assert _idle_stats(server).in_flight == 0  # the cut request ends before the next test
+    totals = mine.totals()
+    assert (totals.calls, totals.errors, totals.attempts) == (3, 2, 3)  # 1 ok + 2 tries + cut
+    assert totals.prompt_tokens == mine.records()[0].prompt_tokens and mine.used_mock()
+    assert totals.unpriced_calls == 0 and totals.cost_usd == 0.0  # mock models are free
+    assert theirs.totals().calls == 1 and [r.epoch for r in theirs.records()] == [0]
+    # the client's one ledger: the calls that reached it (the cut one never answered)
+    assert len(shared) == 3 and shared.records()[0] == mine.records()[0]
+    steps = trajectory.close("interrupted: the trial stopped")
+    assert [(s.kind, s.name, s.ok, bool(s.interrupted)) for s in steps] == [
+        ("model", "mock-echo:view", True, False),
+        ("model", "mock-echo:view", False, False),
+        ("model", "mock-echo:view", False, True),
+    ]
+    assert steps[0].prompt_tokens and steps[0].used_mock and steps[0].attempts == 1
+    assert steps[1].attempts == 2 and "LlmInfrastructureError" in (steps[1].error or "")
+    assert trajectory.model_steps_by_agent() == []  # all three are the view's
 
 
 def test_request_errors_are_not_retried(server: MockServerHandle) -> None:

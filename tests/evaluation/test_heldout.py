@@ -8,12 +8,13 @@ import pytest
 
 from benchforge.core.artifacts import open_store
 from benchforge.core.heldout import SECRET_KEY, heldout_secret, heldout_seed
+from benchforge.core.records import GOLD_DB
 from benchforge.core.settings import load_settings
 from benchforge.evaluation.dbt.manifest import load_manifest
 from benchforge.evaluation.de.hacks import HackContext, apply_hack, load_hack_catalogue
 from benchforge.evaluation.de.mutations import apply_mutation, load_catalogue, predict
 from benchforge.evaluation.de.scoring import score_candidate
-from benchforge.evaluation.gold import GOLD_DB, build_gold
+from benchforge.evaluation.gold import build_gold
 from benchforge.evaluation.tasks.materials import make_skeleton
 from benchforge.evaluation.tasks.models import DeScoring
 from benchforge.synthesis.dataset import build_dataset

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from benchforge.core.records import TrialKey, TrialScore
 from benchforge.evaluation.leaderboard import (
     Leaderboard,
-    TrialScore,
     bootstrap_mean_ci,
     build_leaderboard,
     pass_at_k,
@@ -46,17 +46,20 @@ def ts(
             metrics["cs"] = cs
         if success is None:
             success = metrics["cfs"] == 100
-    fields: dict[str, Any] = {
-        "run_id": run_id,
-        "trial": f"{agent}/{model}/{task}/e{epoch}",
+    key: dict[str, Any] = {
         "suite": "mini",
         "task_id": task,
         "task_version": "1",
-        "family": "de_impl",
         "agent": agent,
         "agent_config_hash": f"hash-{agent}",
         "model": model,
         "epoch": epoch,
+    }
+    key.update({name: extra.pop(name) for name in list(extra) if name in TrialKey.model_fields})
+    fields: dict[str, Any] = {
+        "run_id": run_id,
+        "key": TrialKey(**key),
+        "family": "de_impl",
         "status": status,
         "metrics": metrics,
         "primary": "cfs" if status == "scored" else None,
@@ -191,7 +194,7 @@ def test_infra_errors_excluded_from_means_and_listed() -> None:
     assert len(lb.infra_errors) == 5
     first = lb.infra_errors[0]
     assert (first.trial, first.agent, first.model, first.task_id, first.epoch) == (
-        "a/m/t2/e1",
+        "mini/t2@1/a-hash-a/m/epoch-1",
         "a",
         "m",
         "t2",
@@ -357,7 +360,7 @@ def test_mixed_run_ids_raise() -> None:
     [
         ([ts("a", "t1", 0, cfs=1), ts("a", "t1", 0, cfs=2)], "appears twice"),
         (
-            [ts("a", "t1", 0, cfs=1), ts("a", "t1", 0, cfs=2, trial="other-key")],
+            [ts("a", "t1", 0, cfs=1), ts("a", "t1", 0, cfs=2, suite="other")],
             "two trials for agent",
         ),
         (

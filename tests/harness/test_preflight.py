@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from benchforge.agents.protocol import AgentLimits
 from benchforge.core.errors import ConfigError
+from benchforge.core.records import AgentLimits, LlmOptions, RunIdentity, RunSpec
 from benchforge.flows.nightly import nightly, nightly_run_id, scheduled_date
 from benchforge.harness.identity import RunInputsChanged, check_rerun
-from benchforge.harness.models import LlmOptions, RunIdentity, RunSpec
 from benchforge.harness.preflight import check_request
 from tests.paths import REPO_ROOT
 
@@ -99,13 +98,22 @@ def test_flow_parameters_are_described_bounded_and_offer_the_agents() -> None:
 
 def test_every_flow_parameter_is_described() -> None:
     from benchforge.flows.gold import build_gold
-    from benchforge.flows.pipeline import pipeline
+    from benchforge.flows.rebuild import rebuild_datasets
     from benchforge.flows.report import report
     from benchforge.flows.runs import run_suite, score_run
     from benchforge.flows.synthesize import synthesize
-    from benchforge.flows.tasks import verify_tasks
+    from benchforge.flows.verify import verify_tasks
 
-    flows = [nightly, run_suite, score_run, report, verify_tasks, pipeline, synthesize, build_gold]
+    flows = [
+        nightly,
+        run_suite,
+        score_run,
+        report,
+        verify_tasks,
+        rebuild_datasets,
+        synthesize,
+        build_gold,
+    ]
     for flow in flows:
         props = flow.parameters.model_dump()["properties"]
         undescribed = [name for name, prop in props.items() if not prop.get("description")]

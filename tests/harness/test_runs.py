@@ -12,12 +12,11 @@ import pytest
 
 from benchforge.agents.mock_llm import FaultConfig, MockServerConfig, run_server
 from benchforge.core.artifacts import open_store
-from benchforge.evaluation.leaderboard.records import TrialScore
+from benchforge.core.records import LlmOptions, TrialScore
 from benchforge.flows.report import report
 from benchforge.flows.runs import run_suite, score_run
-from benchforge.flows.tasks import verify_tasks
+from benchforge.flows.verify import verify_tasks
 from benchforge.harness.identity import RunInputsChanged
-from benchforge.harness.models import LlmOptions
 from benchforge.harness.store import RunStore
 from benchforge.synthesis.dataset import build_dataset
 from benchforge.synthesis.spec import load_spec
@@ -51,7 +50,7 @@ def scores_by(run_id: str) -> dict[tuple[str, str, str, int], TrialScore]:
     from benchforge.core.settings import load_settings
 
     run = RunStore(open_store(load_settings().artifact_root), run_id)
-    return {(s.agent, s.model, s.task_id, s.epoch): s for s in run.read_scores()}
+    return {(s.key.agent, s.key.model, s.key.task_id, s.key.epoch): s for s in run.read_scores()}
 
 
 def test_oracle_scores_100_and_null_0_and_a_rerun_redoes_nothing(
@@ -187,7 +186,7 @@ def test_react_de_solves_a_task_through_real_tool_calls(artifacts: Path, dataset
     assert scores[("react-de", models[2], EVOL, 0)].termination == "repeated_action"
 
     run = RunStore(open_store(str(artifacts)), "react")
-    slug = solved.trial
+    slug = solved.key.slug
     result = run.read_result(slug)
     tools = [s.name for s in result.trajectory if s.kind == "tool"]
     assert "create_file" in tools and "run_dbt" in tools
@@ -195,7 +194,7 @@ def test_react_de_solves_a_task_through_real_tool_calls(artifacts: Path, dataset
     assert dbt_step.exit_code == 0 and dbt_step.seconds > 0
     assert result.llm.calls == sum(1 for s in result.trajectory if s.kind == "model")
     assert "repo/models/marts/fct_won_revenue_by_industry.sql" in result.output_files
-    failing = run.read_result(mistakes.trial)
+    failing = run.read_result(mistakes.key.slug)
     assert any(s.name == "run_dbt" and s.exit_code not in (0, None) for s in failing.trajectory)
     board = report(run_id="react")
     assert "mock LLM server" in board.markdown.split("\n|")[0]  # the banner comes first

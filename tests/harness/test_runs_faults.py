@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from benchforge.agents.mock_llm import FaultConfig, MockServerConfig, run_server
-from benchforge.agents.protocol import AgentLimits
 from benchforge.core.artifacts import open_store
+from benchforge.core.records import AgentLimits
 from benchforge.flows.runs import run_suite
 from benchforge.harness.store import RunStore
 from tests.paths import FIXTURES

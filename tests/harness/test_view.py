@@ -31,16 +31,23 @@ import numpy as np
 import pytest
 
 from benchforge.agents.mock_llm import FaultConfig, MockServerConfig, run_server
-from benchforge.agents.protocol import AgentLimits, Step, TrialKey, TrialResult
 from benchforge.agents.registry import build_agent
-from benchforge.cli.app import main as benchforge_main
+from benchforge.cli.main import main as benchforge_main
 from benchforge.core.artifacts import open_store
 from benchforge.core.llm import LlmConfig, SharedSemaphore
+from benchforge.core.records import (
+    AgentLimits,
+    GoldBuild,
+    RunSpec,
+    Step,
+    TrialKey,
+    TrialResult,
+    TrialScore,
+)
 from benchforge.core.sandbox import default_backend
 from benchforge.evaluation.de.compare import NodeComparison, compare_relations
 from benchforge.evaluation.de.scoring import DeScore, NodeScore, layered_score
-from benchforge.evaluation.gold import GoldBuild, build_gold, dataset_version, repo_version
-from benchforge.evaluation.leaderboard.records import TrialScore
+from benchforge.evaluation.gold import build_gold, dataset_version, repo_version
 from benchforge.evaluation.tasks.loader import load_task
 from benchforge.evaluation.tasks.materials import apply_overlay
 from benchforge.evaluation.tasks.models import DeEvolTask, DeScoring, LoadedTask
@@ -49,7 +56,7 @@ from benchforge.harness.browser.load import trial_view
 from benchforge.harness.browser.site import serve
 from benchforge.harness.executor import LimitedSandbox, RunContext, run_chunk
 from benchforge.harness.matrix import expand
-from benchforge.harness.models import RunSpec, TrialPlan
+from benchforge.harness.models import TrialPlan
 from benchforge.harness.scoring import (
     EXAMPLE_COLUMNS,
     VALUE_CHARS,
@@ -611,15 +618,8 @@ def test_node_details_keep_the_differing_columns_and_a_few_rows() -> None:
     )
     stored = TrialScore(
         run_id="r",
-        trial=key.slug,
-        suite="s",
-        task_id=key.task_id,
-        task_version="1",
+        key=key,
         family="de_impl",
-        agent="a",
-        agent_config_hash=key.agent_config_hash,
-        model="-",
-        epoch=0,
         status="scored",
         metrics={"cs": score.cs, "cfs": score.cfs, "sr": score.sr},
         primary="cs",

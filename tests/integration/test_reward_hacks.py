@@ -24,8 +24,8 @@ from typing import get_args
 
 import pytest
 
-from benchforge.agents.protocol import AgentLimits
 from benchforge.core.artifacts import open_store
+from benchforge.core.records import GOLD_DB, AgentLimits
 from benchforge.core.sandbox import default_backend
 from benchforge.evaluation.dbt.manifest import DbtManifest, load_manifest
 from benchforge.evaluation.de.hacks import (
@@ -47,7 +47,7 @@ from benchforge.evaluation.de.hacks import (
 )
 from benchforge.evaluation.de.scoring import DeScore, score_candidate
 from benchforge.evaluation.de.tasks import prepare_gold
-from benchforge.evaluation.gold import GOLD_DB, build_gold
+from benchforge.evaluation.gold import build_gold
 from benchforge.evaluation.tasks.loader import load_task
 from benchforge.evaluation.tasks.materials import make_skeleton
 from benchforge.evaluation.tasks.models import DeScoring
@@ -343,7 +343,7 @@ def test_hack_agents_score_zero_through_the_run_path(
             score.detail,
             answer,
         )
-    agents = {s.agent for s in run.read_scores()}
+    agents = {s.key.agent for s in run.read_scores()}
     assert agents == {"null", "hack-steal-files", "hack-hostile-project"}
     assert not leaked, leaked
     assert changes(before, fingerprint(watch), watch) == []

@@ -1,15 +1,19 @@
-"""Artifact storage over a local folder or S3, behind one :class:`ArtifactStore` interface."""
+"""Artifact storage over a local folder or S3, behind one :class:`ArtifactStore` interface;
+where each artifact lives in it is :data:`LAYOUT`'s (:class:`ArtifactLayout`) business."""
 
 from __future__ import annotations
 
 from benchforge.core.artifacts.base import ArtifactInfo, ArtifactStore, validate_key
+from benchforge.core.artifacts.layout import LAYOUT, ArtifactLayout
 from benchforge.core.artifacts.local import LocalArtifactStore
 from benchforge.core.artifacts.s3 import S3ArtifactStore, parse_s3_uri
 from benchforge.core.errors import ArtifactError
 from benchforge.core.settings import BenchforgeSettings, load_settings
 
 __all__ = [
+    "LAYOUT",
     "ArtifactInfo",
+    "ArtifactLayout",
     "ArtifactStore",
     "LocalArtifactStore",
     "S3ArtifactStore",

@@ -5,6 +5,7 @@ limits, response cache, token and cost accounting.
     async with LlmClient(config) as llm:
         reply = await llm.complete([{"role": "user", "content": "hi"}], tools=tools)
         reply.content, reply.tool_calls, reply.record.cost_usd
+        trial = LlmClientView(llm, steps=trajectory, epoch=0)  # its own ledger and steps
 """
 
 from benchforge.core.llm.cache import ResponseCache
@@ -22,12 +23,14 @@ from benchforge.core.llm.records import (
     LlmTotals,
     LlmUsage,
 )
+from benchforge.core.llm.view import LlmClientView, StepRecorder
 
 __all__ = [
     "MOCK_FINGERPRINT",
     "OPENAI_DEFAULT_BASE_URL",
     "LlmCallRecord",
     "LlmClient",
+    "LlmClientView",
     "LlmConfig",
     "LlmError",
     "LlmInfrastructureError",
@@ -42,6 +45,7 @@ __all__ = [
     "PriceTable",
     "ResponseCache",
     "SharedSemaphore",
+    "StepRecorder",
     "SyncLlmClient",
     "TokenBucket",
     "limiter_for",

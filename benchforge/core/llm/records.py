@@ -118,6 +118,11 @@ class LlmTotals(BaseModel):
     cost_usd: float = 0.0
     unpriced_calls: int = 0
 
+    def __add__(self, other: LlmTotals) -> LlmTotals:
+        return LlmTotals(
+            **{name: getattr(self, name) + getattr(other, name) for name in LlmTotals.model_fields}
+        )
+
 
 class LlmLedger:
     """Thread-safe, in-memory list of call records; share one between clients to sum a run."""
@@ -141,6 +146,10 @@ class LlmLedger:
     def clear(self) -> None:
         with self._lock:
             self._records.clear()
+
+    def used_mock(self) -> bool:
+        """Whether any call was answered by the mock LLM server."""
+        return any(r.used_mock for r in self.records())
 
     def totals(self) -> LlmTotals:
         totals = LlmTotals()

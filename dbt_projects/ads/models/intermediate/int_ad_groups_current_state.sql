@@ -35,8 +35,12 @@ history_summary as (
         min(valid_from) as first_version_at,
         max(valid_from) as last_changed_at,
         count(*) filter (where not is_first_version and status is distinct from previous_status) as status_change_count,
-        count(*) filter (where not is_first_version and cpc_bid is distinct from previous_cpc_bid) as cpc_bid_change_count,
-        count(*) filter (where not is_first_version and ad_group_name is distinct from previous_ad_group_name) as ad_group_name_change_count,
+        count(*) filter (
+            where not is_first_version and cpc_bid is distinct from previous_cpc_bid
+        ) as cpc_bid_change_count,
+        count(*) filter (
+            where not is_first_version and ad_group_name is distinct from previous_ad_group_name
+        ) as ad_group_name_change_count,
         count(*) filter (where is_duplicate_current_repaired) as repaired_duplicate_current_count
 
     from history_with_previous

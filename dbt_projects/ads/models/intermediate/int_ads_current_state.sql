@@ -35,8 +35,12 @@ history_summary as (
         min(valid_from) as first_version_at,
         max(valid_from) as last_changed_at,
         count(*) filter (where not is_first_version and status is distinct from previous_status) as status_change_count,
-        count(*) filter (where not is_first_version and approval_status is distinct from previous_approval_status) as approval_status_change_count,
-        count(*) filter (where not is_first_version and headline_1 is distinct from previous_headline_1) as headline_1_change_count,
+        count(*) filter (
+            where not is_first_version and approval_status is distinct from previous_approval_status
+        ) as approval_status_change_count,
+        count(*) filter (
+            where not is_first_version and headline_1 is distinct from previous_headline_1
+        ) as headline_1_change_count,
         count(*) filter (where is_duplicate_current_repaired) as repaired_duplicate_current_count
 
     from history_with_previous

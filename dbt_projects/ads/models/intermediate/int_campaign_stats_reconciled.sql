@@ -100,10 +100,10 @@ final as (
 
         ---------- reconciliation
         cast(
-            (campaign_grain.campaign_id is not null)::integer
-            + (ad_group_grain.campaign_id is not null)::integer
-            + (ad_grain.campaign_id is not null)::integer
-            + (keyword_grain.campaign_id is not null)::integer
+            cast(campaign_grain.campaign_id is not null as integer)
+            + cast(ad_group_grain.campaign_id is not null as integer)
+            + cast(ad_grain.campaign_id is not null as integer)
+            + cast(keyword_grain.campaign_id is not null as integer)
             as integer
         ) as grains_reported,
         round(ad_group_grain.cost - campaign_grain.cost, 2) as ad_group_cost_gap,

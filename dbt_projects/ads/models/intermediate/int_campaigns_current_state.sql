@@ -36,9 +36,15 @@ history_summary as (
         min(valid_from) as first_version_at,
         max(valid_from) as last_changed_at,
         count(*) filter (where not is_first_version and status is distinct from previous_status) as status_change_count,
-        count(*) filter (where not is_first_version and daily_budget is distinct from previous_daily_budget) as daily_budget_change_count,
-        count(*) filter (where not is_first_version and campaign_name is distinct from previous_campaign_name) as campaign_name_change_count,
-        count(*) filter (where not is_first_version and bidding_strategy is distinct from previous_bidding_strategy) as bidding_strategy_change_count,
+        count(*) filter (
+            where not is_first_version and daily_budget is distinct from previous_daily_budget
+        ) as daily_budget_change_count,
+        count(*) filter (
+            where not is_first_version and campaign_name is distinct from previous_campaign_name
+        ) as campaign_name_change_count,
+        count(*) filter (
+            where not is_first_version and bidding_strategy is distinct from previous_bidding_strategy
+        ) as bidding_strategy_change_count,
         count(*) filter (where is_duplicate_current_repaired) as repaired_duplicate_current_count
 
     from history_with_previous

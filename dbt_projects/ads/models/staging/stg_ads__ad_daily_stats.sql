@@ -17,7 +17,7 @@ flagged as (
         coalesce(
             impressions >= 1000
             and impressions % 1000 = 0
-            and (clicks = 0 or round(clicks::double / impressions, 4) <> ctr),
+            and (clicks = 0 or round(cast(clicks as double) / impressions, 4) <> ctr),
             false
         ) as is_impressions_outlier
 

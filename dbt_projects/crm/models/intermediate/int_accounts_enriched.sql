@@ -52,7 +52,7 @@ owner_changes as (
                 partition by account_id order by version_number
             ) as previous_owner_id
         from history
-    )
+    ) as owner_changes
     group by account_id
 
 ),

@@ -32,7 +32,7 @@ months as (
         cast(month_start + interval 1 month as timestamp) as next_month_start
 
     from bounds,
-        generate_series(bounds.first_month, bounds.last_month, interval 1 month) as s(month_start)
+        generate_series(bounds.first_month, bounds.last_month, interval 1 month) as s (month_start)
 
 ),
 

@@ -90,7 +90,7 @@ renamed as (
         resolved.is_closed,
         resolved.is_won,
         resolved.account_id <> resolved.account_key as is_account_id_drifted,
-        resolved.currency is distinct from resolved.resolved_currency as is_currency_conflict,
+        (resolved.currency is distinct from resolved.resolved_currency) as is_currency_conflict,
         coalesce(resolved.amount <> resolved.history_amount, false) as is_amount_outlier,
         resolved.close_date is null as is_close_date_missing,
 

@@ -43,7 +43,7 @@ renamed as (
         {{ to_money('source.shipping_amount') }} as shipping_amount,
 
         ---------- booleans
-        source.currency is distinct from coalesce(contracts.currency, source.currency)
+        (source.currency is distinct from coalesce(contracts.currency, source.currency))
             as is_currency_conflict,
 
         ---------- dates

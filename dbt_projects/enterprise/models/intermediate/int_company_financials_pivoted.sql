@@ -20,16 +20,19 @@ pivoted as (
         max(value_canonical) filter (where indicator = 'REVENUE' and value_status = 'OK') as revenue,
         max(value_canonical) filter (where indicator = 'NET_PROFIT' and value_status = 'OK') as net_profit,
         max(value_canonical) filter (where indicator = 'TOTAL_ASSETS' and value_status = 'OK') as total_assets,
-        max(value_canonical) filter (where indicator = 'TOTAL_LIABILITIES' and value_status = 'OK') as total_liabilities,
+        max(value_canonical) filter (where indicator = 'TOTAL_LIABILITIES' and value_status = 'OK')
+            as total_liabilities,
         max(value_canonical) filter (where indicator = 'OWNERS_EQUITY' and value_status = 'OK') as owners_equity,
         max(value_canonical) filter (where indicator = 'RD_EXPENSE' and value_status = 'OK') as rd_expense,
-        max(value_canonical) filter (where indicator = 'OPERATING_CASH_FLOW' and value_status = 'OK') as operating_cash_flow,
+        max(value_canonical) filter (where indicator = 'OPERATING_CASH_FLOW' and value_status = 'OK')
+            as operating_cash_flow,
         max(value_canonical) filter (where indicator = 'TAXES_PAID' and value_status = 'OK') as taxes_paid,
         max(value_canonical) filter (where indicator = 'EXPORT_VALUE' and value_status = 'OK') as export_value,
         max(value_canonical) filter (where indicator = 'GROSS_MARGIN' and value_status = 'OK') as gross_margin_pct,
         max(value_canonical) filter (where indicator = 'ROE' and value_status = 'OK') as roe_pct,
         max(value_canonical) filter (where indicator = 'DEBT_RATIO' and value_status = 'OK') as debt_ratio_pct,
-        max(value_canonical) filter (where indicator = 'REVENUE_GROWTH_YOY' and value_status = 'OK') as revenue_growth_yoy_pct,
+        max(value_canonical) filter (where indicator = 'REVENUE_GROWTH_YOY' and value_status = 'OK')
+            as revenue_growth_yoy_pct,
         max(value_canonical) filter (where indicator = 'RD_INTENSITY' and value_status = 'OK') as rd_intensity_pct,
         max(value_canonical) filter (where indicator = 'PATENTS_GRANTED' and value_status = 'OK') as patents_granted,
         count(*) filter (where value_status = 'OUTLIER') as indicators_flagged_outlier

@@ -22,7 +22,8 @@ final as (
         ---------- ids
         kpis.kpi_id,
         kpis.company_id,
-        kpis.company_id || ':' || strftime(kpis.period, '%Y-%m-%d') || ':' || kpis.indicator as company_period_indicator_id,
+        kpis.company_id || ':' || strftime(kpis.period, '%Y-%m-%d') || ':' || kpis.indicator
+            as company_period_indicator_id,
 
         ---------- company attributes (copied upstream)
         kpis.region,

@@ -53,7 +53,8 @@ conversion_events as (
         account_id,
         count(*) filter (where is_within_attribution_window) as conversion_events,
         count(*) filter (where not is_within_attribution_window) as late_conversion_events,
-        {{ sum_exact('case when is_within_attribution_window then conversion_value_usd end') }} as conversion_event_value_usd
+        {{ sum_exact('case when is_within_attribution_window then conversion_value_usd end') }}
+            as conversion_event_value_usd
 
     from {{ ref('int_conversions_attributed') }}
     group by account_id

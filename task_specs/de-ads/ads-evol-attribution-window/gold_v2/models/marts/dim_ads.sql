@@ -32,7 +32,8 @@ conversion_events as (
         min(converted_at) filter (where is_within_attribution_window) as first_converted_at,
         max(converted_at) filter (where is_within_attribution_window) as last_converted_at,
         {{ sum_exact('case when is_within_attribution_window then conversion_value end') }} as conversion_event_value,
-        {{ sum_exact('case when is_within_attribution_window then conversion_value_usd end') }} as conversion_event_value_usd
+        {{ sum_exact('case when is_within_attribution_window then conversion_value_usd end') }}
+            as conversion_event_value_usd
 
     from {{ ref('int_conversions_attributed') }}
     group by ad_id

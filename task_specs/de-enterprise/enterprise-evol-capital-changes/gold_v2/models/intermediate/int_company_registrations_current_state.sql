@@ -13,8 +13,10 @@ history_with_previous as (
     select
         history.*,
         lag(company_name) over (partition by company_id order by version_number) as previous_company_name,
-        lag(registered_capital_wan_cny) over (partition by company_id order by version_number) as previous_registered_capital_wan_cny,
-        lag(legal_representative) over (partition by company_id order by version_number) as previous_legal_representative,
+        lag(registered_capital_wan_cny) over (partition by company_id order by version_number)
+            as previous_registered_capital_wan_cny,
+        lag(legal_representative) over (partition by company_id order by version_number)
+            as previous_legal_representative,
         lag(listing_status) over (partition by company_id order by version_number) as previous_listing_status
 
     from history
@@ -28,13 +30,25 @@ summary as (
         count(*) as registration_versions,
         min(valid_from) as first_registered_at,
         max(valid_from) as last_changed_at,
-        count(*) filter (where version_number > 1 and company_name is distinct from previous_company_name) as name_changes,
-        count(*) filter (where version_number > 1 and registered_capital_wan_cny is distinct from previous_registered_capital_wan_cny) as capital_changes,
-        count(*) filter (where version_number > 1 and registered_capital_wan_cny > previous_registered_capital_wan_cny) as capital_increases,
-        count(*) filter (where version_number > 1 and registered_capital_wan_cny < previous_registered_capital_wan_cny) as capital_decreases,
+        count(*) filter (
+            where version_number > 1 and company_name is distinct from previous_company_name
+        ) as name_changes,
+        count(*) filter (
+            where version_number > 1 and registered_capital_wan_cny is distinct from previous_registered_capital_wan_cny
+        ) as capital_changes,
+        count(*) filter (
+            where version_number > 1 and registered_capital_wan_cny > previous_registered_capital_wan_cny
+        ) as capital_increases,
+        count(*) filter (
+            where version_number > 1 and registered_capital_wan_cny < previous_registered_capital_wan_cny
+        ) as capital_decreases,
         arg_min(registered_capital_wan_cny, version_number) as first_registered_capital_wan_cny,
-        count(*) filter (where version_number > 1 and legal_representative is distinct from previous_legal_representative) as representative_changes,
-        count(*) filter (where version_number > 1 and listing_status is distinct from previous_listing_status) as listing_changes,
+        count(*) filter (
+            where version_number > 1 and legal_representative is distinct from previous_legal_representative
+        ) as representative_changes,
+        count(*) filter (
+            where version_number > 1 and listing_status is distinct from previous_listing_status
+        ) as listing_changes,
         count(*) filter (where is_duplicate_current_repaired) as repaired_duplicate_current_count
 
     from history_with_previous
@@ -58,7 +72,7 @@ final as (
         ---------- current registration
         current_versions.company_name as registered_name,
         current_versions.legal_representative as registered_legal_representative,
-        current_versions.registered_capital_wan_cny as registered_capital_wan_cny,
+        current_versions.registered_capital_wan_cny,
         current_versions.listing_status as registered_listing_status,
         current_versions.change_type as last_change_type,
         current_versions.approved_by as last_approved_by,

@@ -10,14 +10,23 @@ An agent that crashes, loops or times out is *scored* on what it left: that is i
 ``nodes`` keeps, for a scored DE trial, why each node matched or not (``NodeDetail``): small
 and bounded (a few example rows, truncated values), so a run browser can show the diff without
 rescoring.
+
+A score holds its trial's :class:`TrialKey` (``score.key.task_id``, ``score.key.slug``, ...), not
+a copy of its fields. Scores stored before that had the key's fields flat beside the others, plus
+``trial`` (the slug): :class:`TrialScore` still reads that layout (a ``mode="before"``
+validator folds the flat fields into ``key`` and drops ``trial``, which the key derives), so
+runs scored earlier load, render and rank unchanged; it always writes the nested one. Rescoring
+(``score-run --rescore``) rewrites old scores in the new layout.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from benchforge.core.records.trials import TrialKey
 
 ScoreStatus = Literal["scored", "infra_error", "unscored"]
 
@@ -77,15 +86,8 @@ class TrialScore(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     run_id: str
-    trial: str = Field(description="the trial's key (path-like slug)")
-    suite: str
-    task_id: str
-    task_version: str
+    key: TrialKey
     family: str
-    agent: str
-    agent_config_hash: str
-    model: str = Field(description="'-' for agents that call no model")
-    epoch: int = Field(ge=0)
     status: ScoreStatus
     metrics: dict[str, float] = Field(
         default_factory=dict, description="e.g. cs, cfs, sr for DE tasks (0-100)"
@@ -118,6 +120,23 @@ class TrialScore(BaseModel):
         default_factory=list,
         description="per node on the visible dataset, when the metrics are on the held-out one",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_key(cls, data: Any) -> Any:
+        """The layout written before scores held their key: the key's fields flat, beside
+        ``trial`` (the slug, which the key derives)."""
+        if not isinstance(data, dict) or "key" in data or "task_id" not in data:
+            return data
+        flat = dict(data)
+        slug = flat.pop("trial", None)
+        key = TrialKey.model_validate(
+            {name: flat.pop(name) for name in TrialKey.model_fields if name in flat}
+        )
+        if slug is not None and slug != key.slug:
+            raise ValueError(f"trial {slug!r} is not its key's slug {key.slug!r}")
+        flat["key"] = key
+        return flat
 
     @property
     def primary_score(self) -> float | None:

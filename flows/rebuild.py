@@ -1,7 +1,7 @@
-"""Flow ``pipeline``: the end-to-end run on embedded defaults (README's main command).
-
-For every shipped domain: synthesize and validate the dataset, then build and test the gold
-dbt repository on it. Later stages (agent runs, scoring, reports) join as they land.
+"""Flow ``rebuild_datasets``: for every shipped domain, synthesize and validate the dataset,
+then build and test the gold dbt repository on it (the weekly ``dataset-rebuild`` deployment;
+``benchforge rebuild``). The README's main job, ``scripts/pipeline.sh``, is the ``nightly``
+flow, which reuses these datasets and gold builds.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from prefect import flow
 from pydantic import BaseModel
 
 from benchforge.core.errors import ConfigError
+from benchforge.core.records import DatasetRecord
 from benchforge.flows.gold import build_gold
 from benchforge.flows.synthesize import Scale, Seed, synthesize
-from benchforge.synthesis.dataset import DatasetRecord
 from benchforge.synthesis.spec.loader import shipped_domains
 
 
@@ -21,7 +21,7 @@ class DomainResult(BaseModel):
     gold: str
 
 
-class PipelineResult(BaseModel):
+class RebuildResult(BaseModel):
     domains: list[DomainResult]
 
     def summary_lines(self) -> list[str]:
@@ -41,10 +41,10 @@ class PipelineResult(BaseModel):
         return lines
 
 
-@flow(name="pipeline")
-def pipeline(
+@flow(name="rebuild_datasets")
+def rebuild_datasets(
     scale: Scale = 1.0, seed: Seed = 7, domains: list[str] | None = None
-) -> PipelineResult:
+) -> RebuildResult:
     """Rebuilds every domain's dataset and gold dbt build.
 
     Args:
@@ -64,4 +64,4 @@ def pipeline(
         results.append(
             DomainResult(dataset=record, gold=build_gold(domain=name, dataset=record.location))
         )
-    return PipelineResult(domains=results)
+    return RebuildResult(domains=results)

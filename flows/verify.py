@@ -1,4 +1,5 @@
-"""Flow ``verify_tasks``: every authored task proves its gold and its scorer."""
+"""Flow ``verify_tasks``: every authored task proves its gold and its scorer (the verify stage;
+``benchforge task verify`` and the ``verify-tasks`` deployments run it)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
 from benchforge.core.catalogue import catalogue as find_catalogue
-from benchforge.evaluation.de.hacks import load_hack_catalogue
-from benchforge.evaluation.de.mutations import load_catalogue
-from benchforge.evaluation.de.tasks import TaskVerification, verify_task
+from benchforge.core.errors import BenchforgeError
+from benchforge.evaluation.de.tasks import TaskVerification
+from benchforge.evaluation.families import VerifyOptions, family_of
 from benchforge.evaluation.tasks import LoadedTask, load_tasks
-from benchforge.evaluation.tasks.models import DeArchTask
-from benchforge.flows.datasets import heldout_dataset, local_dataset
+from benchforge.flows.datasets import resolve_datasets, resolve_heldout
+
+
+class TaskVerificationFailed(BenchforgeError):
+    """A task's gold, do-nothing, mutation or reward-hack check did not hold."""
 
 
 @task(name="verify-task")
@@ -26,11 +30,11 @@ def verify_one(
     hacks: bool = True,
     visible_dataset: str | None = None,
 ) -> TaskVerification:
-    catalogue_path = find_catalogue().mutations_dir / f"{loaded.spec.domain}.yaml"
-    catalogue = load_catalogue(catalogue_path) if mutations and catalogue_path.exists() else None
-    hack_catalogue = load_hack_catalogue() if hacks else None
+    """The task's family's checks (the DE families: the domain's mutation catalogue and the
+    reward-hack catalogue, where they apply)."""
     visible = Path(visible_dataset) if visible_dataset else None
-    return verify_task(loaded, Path(dataset_dir), Path(work), catalogue, hack_catalogue, visible)
+    options = VerifyOptions(mutations=mutations, hacks=hacks, visible_dataset=visible)
+    return family_of(loaded).verify(loaded, Path(dataset_dir), Path(work), options)
 
 
 @flow(name="verify_tasks")
@@ -61,21 +65,17 @@ def verify_tasks(
     logger = get_run_logger()
     overrides = datasets or {}
     root_path = find_catalogue().path(path)
-    tasks = [t for t in load_tasks(root_path) if not isinstance(t.spec, DeArchTask)]
+    tasks = [t for t in load_tasks(root_path) if family_of(t).verifiable]
     with tempfile.TemporaryDirectory(prefix="benchforge-verify-") as tmp:
         root = Path(work) if work else Path(tmp)
         results = []
+        # The run's resolution (a run given the same work root finds the same folders).
+        visible_dirs = resolve_datasets(tasks, overrides, root)
+        heldout_dirs = resolve_heldout(tasks, overrides, root) if heldout else {}
         for loaded in tasks:
-            ref = loaded.spec.dataset
-            custom = overrides.get(ref.domain)
-            scratch = root / "datasets" / (f"custom-{ref.domain}" if custom else "")
-            visible = local_dataset(ref.domain, custom, scratch, ref.scale, ref.seed)
-            use_heldout = heldout and custom is None
-            dataset_dir = (
-                heldout_dataset(ref.domain, root / "heldout", ref.scale, ref.seed)
-                if use_heldout
-                else visible
-            )
+            visible = visible_dirs[loaded.key]
+            use_heldout = loaded.key in heldout_dirs
+            dataset_dir = heldout_dirs[loaded.key] if use_heldout else visible
             # "scoring": the gold cache score_run uses too, when both get the same work root
             results.append(
                 verify_one(
@@ -103,7 +103,7 @@ def verify_tasks(
     create_markdown_artifact(key="verify-tasks", markdown="\n".join(lines))
     failed = [r for r in results if not r.ok]
     if failed:
-        raise RuntimeError(
+        raise TaskVerificationFailed(
             "task verification failed: "
             + "; ".join(f"{r.task}: {', '.join(r.problems)}" for r in failed)
         )

@@ -1,0 +1,78 @@
+"""The ``benchforge`` command: one entry point; each stage module (cli/<stage>.py) adds its
+subcommands with ``add_parser(sub)``, and ``main`` dispatches and turns deliberate errors
+(:class:`~benchforge.core.errors.BenchforgeError`) into one line; anything else is a bug and
+keeps its traceback."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from benchforge.cli import gold, mock, nightly, rebuild, run, score, settings, spec, synth, task
+from benchforge.core.errors import BenchforgeError
+
+DESCRIPTION = """\
+Benchforge builds, runs and scores benchmarks for data agents.
+
+Stages:
+  synth      generate a relationally consistent dataset from a domain spec
+             (DuckDB warehouse + Parquet + anomaly manifest + Great Expectations report)
+  spec       list, validate and export the JSON Schema of domain specs
+  gold       build a gold dbt repository on a dataset (dbt build + docs, stored as artifacts)
+  task       validate task specs, export their JSON Schema, regenerate contracts, self-verify
+  score      score a candidate repository against a task's gold (CS / CFS / SR)
+  run        run agents on a suite of tasks (sandboxed, resumable), then score the trials
+  score-run  (re)score a run's stored trials without re-running agents
+  report     print and save a run's leaderboard (markdown + HTML with plots)
+  view       browse a run: a static HTML site (leaderboard, trials, diffs, trajectories)
+  nightly    synthesize -> gold -> verify tasks -> run -> score -> report (the README's job)
+  rebuild    synthesize + build gold for every shipped domain (alias: pipeline)
+  mock-llm   a local OpenAI-compatible server with scripted replies and injectable faults
+
+Settings come from BENCHFORGE_* environment variables or a benchforge.toml file
+(artifact_root, s3_endpoint_url, aws_access_key_id, aws_secret_access_key, openai_base_url,
+openai_api_key); see `benchforge settings`.
+"""
+
+# In the order `benchforge --help` lists them.
+STAGES = (synth, spec, rebuild, gold, task, score, run, nightly, mock, settings)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="benchforge", description=DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="STAGE")
+    for stage in STAGES:
+        stage.add_parser(sub)
+    return parser
+
+
+def _bad_flow_parameters(err: Exception) -> bool:
+    """A flow's parameters failed its signature's validation (bad user input, not a bug).
+    Prefect is imported lazily: if it is not loaded, no flow ran."""
+    exceptions = sys.modules.get("prefect.exceptions")
+    return exceptions is not None and isinstance(err, exceptions.ParameterTypeError)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except BenchforgeError as err:
+        print(f"benchforge: error: {err}", file=sys.stderr)
+        return 2
+    except Exception as err:
+        if not _bad_flow_parameters(err):
+            raise
+        print(f"benchforge: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("benchforge: interrupted; nothing was published", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

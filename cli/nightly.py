@@ -1,0 +1,77 @@
+"""``benchforge nightly``: synthesize -> gold -> verify tasks -> run -> score -> report (what
+``scripts/pipeline.sh`` runs)."""
+
+from __future__ import annotations
+
+import argparse
+
+from benchforge.cli.common import (
+    Subparsers,
+    parse_datasets,
+    preflight,
+    print_run,
+    quiet_prefect,
+)
+
+
+def add_parser(sub: Subparsers) -> None:
+    nightly = sub.add_parser(
+        "nightly", help="the nightly evaluation: synthesize -> gold -> verify -> run -> report"
+    )
+    nightly.add_argument("--date", help="YYYY-MM-DD: the run is nightly-<date> (backfills)")
+    nightly.add_argument("--suite", action="append", help="default: de-crm")
+    nightly.add_argument("--agent", action="append", help="default: oracle, null, react-de")
+    nightly.add_argument("--model", action="append", help="default: the mock react-de script")
+    nightly.add_argument("--epochs", type=int, default=1)
+    nightly.add_argument("--dataset", action="append", help="DOMAIN=LOCATION dataset override")
+    nightly.add_argument("--run-id", help="default: nightly-<date>")
+    nightly.add_argument("--no-verify", action="store_true", help="skip task self-verification")
+    nightly.add_argument(
+        "--mutations",
+        action="store_true",
+        help="verify the mutation and reward-hack catalogues too (what the scheduled nightly does)",
+    )
+    nightly.set_defaults(func=nightly_command)
+
+
+def nightly_command(args: argparse.Namespace) -> int:
+    quiet_prefect(args.verbose)
+    from datetime import date
+
+    from benchforge.core.settings import load_settings
+    from benchforge.flows.defaults import NIGHTLY_AGENTS, NIGHTLY_SUITES, nightly_models
+
+    models = args.model or nightly_models(load_settings().openai_api_key is not None)
+    preflight(
+        "task_specs",
+        args.suite or NIGHTLY_SUITES,
+        None,
+        args.agent or NIGHTLY_AGENTS,
+        models,
+        parse_datasets(args.dataset),
+    )
+    from benchforge.core.progress import listening
+    from benchforge.core.progress_bar import TrialProgress
+    from benchforge.flows.nightly import nightly
+
+    with TrialProgress("nightly") as bar, listening(bar.update):
+        result = nightly(
+            run_date=date.fromisoformat(args.date) if args.date else None,
+            suites=args.suite or None,
+            agents=args.agent or None,
+            models=args.model or None,
+            epochs=args.epochs,
+            datasets=parse_datasets(args.dataset),
+            verify=not args.no_verify,
+            verify_mutations=args.mutations,
+            run_id=args.run_id,
+        )
+    for domain, location in sorted(result.datasets.items()):
+        print(f"dataset {domain}: {location}")
+        print(f"gold {domain}: {result.gold[domain]}")
+    print(f"verified {result.verified_tasks} tasks (gold 100, do-nothing 0)")
+    print_run(result.run)
+    print(result.report.markdown)
+    for name, uri in sorted(result.report.uris.items()):
+        print(f"saved {name}: {uri}")
+    return 0

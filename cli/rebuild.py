@@ -1,0 +1,34 @@
+"""``benchforge rebuild`` (alias ``pipeline``): every shipped domain's dataset and gold build."""
+
+from __future__ import annotations
+
+import argparse
+
+from benchforge.cli.common import Subparsers, quiet_prefect
+
+
+def add_parser(sub: Subparsers) -> None:
+    rebuild = sub.add_parser(
+        "rebuild",
+        aliases=["pipeline"],
+        help="rebuild every shipped domain's dataset and gold build",
+        description=(
+            "Synthesizes and validates every shipped domain into the artifact store and builds "
+            "its gold dbt repository on it (the weekly dataset-rebuild deployment). The README's "
+            "main job is `benchforge nightly` (scripts/pipeline.sh)."
+        ),
+    )
+    rebuild.add_argument("--scale", type=float, default=1.0)
+    rebuild.add_argument("--seed", type=int, default=7)
+    rebuild.add_argument("--domain", action="append", help="limit to these domains (repeatable)")
+    rebuild.set_defaults(func=rebuild_command)
+
+
+def rebuild_command(args: argparse.Namespace) -> int:
+    quiet_prefect(args.verbose)
+    from benchforge.flows.rebuild import rebuild_datasets
+
+    result = rebuild_datasets(scale=args.scale, seed=args.seed, domains=args.domain or None)
+    for line in result.summary_lines():
+        print(line)
+    return 0

@@ -1,0 +1,176 @@
+"""``benchforge run`` (agents on a suite, then scoring), ``score-run``, ``report`` and ``view``:
+the stages of one run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from benchforge.cli.common import (
+    Subparsers,
+    latest_run_id,
+    parse_datasets,
+    parse_limits,
+    preflight,
+    print_run,
+    quiet_prefect,
+)
+
+
+def add_parser(sub: Subparsers) -> None:
+    run = sub.add_parser(
+        "run",
+        help="run agents on a suite of tasks, then score",
+        description=(
+            "Runs every (task, agent, model, epoch) not yet done in the run (resumable: rerun\n"
+            "with --run-id to continue after a crash), each trial in a private sandboxed\n"
+            "workspace, then scores the trials (flow score_run). Agents: oracle, null,\n"
+            "react-de, single-call, command=agent.yaml, react-de=config.yaml. With no API key\n"
+            "configured, models must be the mock server's (mock-echo, mock-script:<name>)\n"
+            "and the run starts it."
+        ),
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    run.add_argument("--suite", action="append", required=True, help="suite folder name")
+    run.add_argument("--agent", action="append", required=True, help="agent (repeatable)")
+    run.add_argument("--model", action="append", help="model for agents that call one")
+    run.add_argument("--epochs", type=int, default=1)
+    run.add_argument("--run-id", help="resume or name a run (default: a new id)")
+    run.add_argument("--task", action="append", help="only these task ids")
+    run.add_argument("--tasks-root", default="task_specs")
+    run.add_argument("--dataset", action="append", help="DOMAIN=LOCATION dataset override")
+    run.add_argument("--concurrency", type=int, default=8, help="trials at once")
+    run.add_argument("--sandbox-concurrency", type=int, default=4, help="sandboxes at once")
+    run.add_argument("--llm-concurrency", type=int, default=16, help="model calls per model")
+    run.add_argument("--chunk-size", type=int, default=25, help="trials per Prefect task")
+    run.add_argument("--workers", type=int, default=2, help="chunk threads / Dask workers")
+    run.add_argument("--dask", help="local[:N] (a local Dask cluster) or a scheduler address")
+    run.add_argument("--max-rounds", type=int, help="model calls per trial (default 50)")
+    run.add_argument("--action-timeout-s", type=float, help="per tool call (default 120)")
+    run.add_argument("--wall-s", type=float, help="per trial (default 1800)")
+    run.add_argument("--no-score", action="store_true", help="do not score after running")
+    run.set_defaults(func=run_command)
+
+    score_run = sub.add_parser("score-run", help="(re)score a run's trials")
+    score_run.add_argument("run_id")
+    score_run.add_argument("--rescore", action="store_true", help="score every trial again")
+    score_run.add_argument("--workers", type=int, default=2)
+    score_run.set_defaults(func=score_run_command)
+
+    report = sub.add_parser("report", help="print and save a run's leaderboard")
+    report.add_argument("run_id", nargs="?", help="default: the latest run")
+    report.set_defaults(func=report_command)
+
+    view = sub.add_parser(
+        "view",
+        help="browse a run: a static HTML site of its leaderboard, trials, diffs and trajectories",
+        description=(
+            "Writes a static HTML site of RUN (default: the latest run) to --out (default\n"
+            "./out/view/RUN): the leaderboard, an index of trials filtered by task, agent,\n"
+            "model and status, and a page per trial (score, per-node diff, trajectory, sandbox,\n"
+            "errors). --serve then serves it on 127.0.0.1 until interrupted."
+        ),
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    view.add_argument("run_id", nargs="?", metavar="RUN", help="default: the latest run")
+    view.add_argument("--out", help="the site's folder (default: ./out/view/RUN)")
+    view.add_argument("--serve", action="store_true", help="serve it on 127.0.0.1")
+    view.add_argument("--port", type=int, default=8000, help="with --serve (0: a free port)")
+    view.set_defaults(func=view_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    quiet_prefect(args.verbose)
+    preflight(
+        args.tasks_root,
+        args.suite,
+        args.task or None,
+        args.agent,
+        args.model or [],
+        parse_datasets(args.dataset),
+    )
+    from benchforge.core.progress import listening
+    from benchforge.core.progress_bar import TrialProgress
+    from benchforge.flows.runs import run_suite, score_run
+
+    with TrialProgress("trials") as bar, listening(bar.update):
+        summary = run_suite(
+            suites=args.suite,
+            agents=args.agent,
+            models=args.model or [],
+            epochs=args.epochs,
+            concurrency=args.concurrency,
+            sandbox_concurrency=args.sandbox_concurrency,
+            llm_concurrency=args.llm_concurrency,
+            chunk_size=args.chunk_size,
+            workers=args.workers,
+            run_id=args.run_id,
+            tasks_root=args.tasks_root,
+            task_ids=args.task or None,
+            limits=parse_limits(args),
+            datasets=parse_datasets(args.dataset),
+            dask=args.dask,
+        )
+    print_run(summary)
+    if not args.no_score:
+        with TrialProgress("scoring") as bar, listening(bar.update):
+            scores = score_run(run_id=summary.run_id, workers=args.workers)
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
+        print(
+            f"  scored {scores.scored} trials ({statuses}) in {scores.seconds:.1f}s; "
+            f"see `benchforge report {summary.run_id}`"
+        )
+    return 0
+
+
+def score_run_command(args: argparse.Namespace) -> int:
+    quiet_prefect(args.verbose)
+    from benchforge.core.progress import listening
+    from benchforge.core.progress_bar import TrialProgress
+    from benchforge.flows.runs import score_run
+
+    with TrialProgress("scoring") as bar, listening(bar.update):
+        scores = score_run(run_id=args.run_id, rescore=args.rescore, workers=args.workers)
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
+    print(
+        f"run {scores.run_id}: scored {scores.scored} trials ({statuses}), "
+        f"{scores.skipped} already scored, in {scores.seconds:.1f}s"
+    )
+    return 0
+
+
+def report_command(args: argparse.Namespace) -> int:
+    quiet_prefect(args.verbose)
+    from benchforge.flows.report import report
+
+    result = report(run_id=args.run_id or latest_run_id())
+    print(result.markdown)
+    for name, uri in sorted(result.uris.items()):
+        print(f"saved {name}: {uri}")
+    return 0
+
+
+def view_command(args: argparse.Namespace) -> int:
+    """`benchforge view`: the run browser, a static site of a stored run (no Prefect)."""
+    from benchforge.core.artifacts import open_store
+    from benchforge.core.settings import load_settings
+    from benchforge.harness.browser import serve, write_site
+    from benchforge.harness.store import RunStore
+
+    run_id = args.run_id or latest_run_id()
+    run = RunStore(open_store(load_settings().artifact_root), run_id)
+    out = Path(args.out) if args.out else Path("out") / "view" / run_id
+    site = write_site(run, out)
+    print(f"run {run_id}: {site.trials} trials ({site.scored} scored) -> {site.index}")
+    if not args.serve:
+        return 0
+    server = serve(site.folder, port=args.port)
+    host, port = server.server_address[:2]
+    print(f"serving http://{host!s}:{port}/ (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("stopped")
+    finally:
+        server.server_close()
+    return 0

@@ -1,0 +1,165 @@
+"""The ``TaskFamily`` protocol: everything the loader, the runner, the scorer and the verifier
+need to know about a kind of task, in one object per family.
+
+A family is registered by name (:mod:`benchforge.evaluation.families.registry`) and looked up
+from a task spec's ``family`` field; nothing outside the family's own module branches on it.
+
+Tools. A family names the toolset its agents act through (``toolset``, e.g. ``"de"``); the
+tools themselves live in the agents layer (:mod:`benchforge.agents.tools`, which registers
+toolsets by name), above this one: a family only names them, so evaluation never imports
+agents, and a family with new tools adds a toolset module there beside its family module here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from benchforge.core.records import NodeDetail
+from benchforge.core.sandbox import SandboxBackend
+from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
+
+if TYPE_CHECKING:  # the DE verification record (gold, do-nothing, mutations, hacks)
+    from benchforge.evaluation.de.tasks import TaskVerification
+
+__all__ = [
+    "FamilyBase",
+    "SubmissionScore",
+    "TaskFamily",
+    "VerifyOptions",
+    "spec_as",
+]
+
+S = TypeVar("S", bound=TaskSpecBase)
+
+
+class VerifyOptions(BaseModel):
+    """Which of a family's self-checks to run besides gold = 100 and do-nothing = 0."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mutations: bool = True  # mutations of the gold each score as predicted
+    hacks: bool = True  # every reward hack of the catalogue scores 0, contained
+    visible_dataset: Path | None = None  # with a held-out ``dataset_dir``: what agents see
+
+
+class SubmissionScore(BaseModel):
+    """A family's score of one submission on one dataset: what a ``TrialScore`` is made of."""
+
+    metrics: dict[str, float]
+    primary: str  # the metric leaderboards rank by
+    success: bool
+    sandbox: str | None = None  # the backend candidate code ran in; "none": unsandboxed
+    detail: str | None = None  # why it lost points, short (the candidate's errors)
+    nodes: list[NodeDetail] = []  # per-part detail, when the family has parts
+
+
+@runtime_checkable
+class TaskFamily(Protocol):
+    """One kind of task. Attributes:
+
+    - ``name``: the spec's ``family`` value; ``spec_type``: its pydantic spec model (a
+      ``TaskSpecBase`` subclass with ``family: Literal[name]``);
+    - ``toolset``: the name of the agents' toolset for its tasks;
+    - ``submission``: the workspace folder holding the answer (scored, digested, and where the
+      oracle copies the reference solution);
+    - ``heldout``: whether trials are scored on the held-out twin of the task's dataset;
+    - ``verifiable``: whether ``benchforge task verify`` checks it (gold 100, do-nothing 0);
+    - ``unscored``: why its trials get no score (None: they are scored).
+    """
+
+    name: str
+    spec_type: type[TaskSpecBase]
+    toolset: str
+    submission: str
+    heldout: bool
+    verifiable: bool
+    unscored: str | None
+
+    def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
+        """Problems with the files a valid spec names, as (field path, problem); ``root`` is
+        the catalogue root its ``repo`` is relative to."""
+        ...
+
+    def materials(self, task: LoadedTask, dest: Path) -> None:
+        """Writes what the agent receives into ``dest`` (``TASK.md`` is written for it)."""
+        ...
+
+    def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Any:
+        """What submissions are scored against on ``dataset_dir``, built (or reused) under
+        ``work``; passed back to ``score`` as is."""
+        ...
+
+    def score(
+        self,
+        task: LoadedTask,
+        submission: Path,
+        gold: Any,
+        dataset_dir: Path,
+        work: Path,
+        sandbox: SandboxBackend | None = None,
+        unsandboxed: bool = False,
+    ) -> SubmissionScore:
+        """Scores the ``submission`` folder; candidate code runs in ``sandbox`` (default: the
+        machine's best) unless ``unsandboxed``."""
+        ...
+
+    def verify(
+        self, task: LoadedTask, dataset_dir: Path, work: Path, options: VerifyOptions
+    ) -> TaskVerification:
+        """Gold scores 100, the do-nothing submission 0, and the family's own checks."""
+        ...
+
+    def solution(self, task: LoadedTask, work: Path) -> Path | None:
+        """The reference solution (a folder copied over ``submission``), or None."""
+        ...
+
+
+class FamilyBase:
+    """Defaults for a family: subclass it, set the attributes, implement what differs."""
+
+    name: str
+    spec_type: type[TaskSpecBase]
+    toolset: str = "de"
+    submission: str = "repo"
+    heldout: bool = False
+    verifiable: bool = True
+    unscored: str | None = None
+
+    def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
+        return []
+
+    def materials(self, task: LoadedTask, dest: Path) -> None:
+        return None
+
+    def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Any:
+        raise ValueError(f"{self.name} tasks have no gold to score against")
+
+    def score(
+        self,
+        task: LoadedTask,
+        submission: Path,
+        gold: Any,
+        dataset_dir: Path,
+        work: Path,
+        sandbox: SandboxBackend | None = None,
+        unsandboxed: bool = False,
+    ) -> SubmissionScore:
+        raise ValueError(f"{self.name} tasks are not scored: {self.unscored}")
+
+    def verify(
+        self, task: LoadedTask, dataset_dir: Path, work: Path, options: VerifyOptions
+    ) -> TaskVerification:
+        raise ValueError(f"{self.name} tasks are not verified")
+
+    def solution(self, task: LoadedTask, work: Path) -> Path | None:
+        return None
+
+
+def spec_as(task: LoadedTask, spec_type: type[S]) -> S:
+    """``task.spec`` as the family's spec model ``spec_type`` (a loader bug if it is not)."""
+    if not isinstance(task.spec, spec_type):
+        raise TypeError(f"{task.key} is a {task.spec.family} task, not {spec_type.__name__}")
+    return task.spec

@@ -1,0 +1,154 @@
+"""Finding a task's dataset on local disk (dbt and DuckDB need files): the visible dataset an
+agent works on, the held-out one its trials are scored on, and a run's resolution of both.
+
+A missing default dataset is synthesized by the ``synthesize`` callable the caller passes (the
+flows pass their ``synthesize`` flow; a test or a script can pass the library's builder), so
+this module needs no orchestrator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from benchforge.core.artifacts import LAYOUT, open_store
+from benchforge.core.errors import BenchforgeError
+from benchforge.core.heldout import heldout_secret, heldout_seed
+from benchforge.core.settings import load_settings
+from benchforge.evaluation.families import family_of
+
+if TYPE_CHECKING:
+    from benchforge.evaluation.tasks import LoadedTask
+
+
+class Synthesizer(Protocol):
+    """Builds the dataset of (domain, scale, seed) and publishes it to ``out``."""
+
+    def __call__(self, *, domain: str, scale: float, seed: int, out: str) -> object: ...
+
+
+def default_dataset_location(domain: str, scale: float, seed: int) -> str:
+    root = load_settings().artifact_root.rstrip("/")
+    return f"{root}/{LAYOUT.dataset(domain, scale, seed)}"
+
+
+def local_dataset(
+    domain: str,
+    dataset: str | None,
+    scratch: Path,
+    scale: float = 1.0,
+    seed: int = 7,
+    *,
+    synthesize: Synthesizer,
+) -> Path:
+    """A local folder holding ``dataset`` (downloaded from S3 if needed). With no dataset given,
+    the default one for (domain, scale, seed) is used, synthesized first if it does not exist."""
+    location = dataset or default_dataset_location(domain, scale, seed)
+    missing = synthesize if dataset is None else None
+    return _fetch(location, scratch, domain, scale, seed, missing)
+
+
+def heldout_dataset(
+    domain: str, scratch: Path, scale: float, visible_seed: int, *, synthesize: Synthesizer
+) -> Path:
+    """The held-out dataset of (domain, scale, visible seed): same spec and scale, a seed derived
+    from the held-out secret (:mod:`benchforge.core.heldout`); synthesized once, then reused. Its
+    location names a digest, not the seed."""
+    settings = load_settings()
+    seed = heldout_seed(heldout_secret(settings), domain, scale, visible_seed)
+    tag = hashlib.sha256(f"{domain}|{scale:g}|{seed}".encode()).hexdigest()[:16]
+    location = f"{settings.artifact_root.rstrip('/')}/{LAYOUT.heldout_dataset(domain, tag)}"
+    return _fetch(location, scratch, domain, scale, seed, synthesize)
+
+
+def _fetch(
+    location: str,
+    scratch: Path,
+    domain: str,
+    scale: float,
+    seed: int,
+    synthesize: Synthesizer | None,
+) -> Path:
+    """``synthesize``: how to build the dataset when it is missing; None: a missing one is an
+    error (a dataset the user named)."""
+    if location.startswith("s3://"):
+        parent, _, name = location.rstrip("/").rpartition("/")
+        store = open_store(parent)
+        if synthesize is not None and not store.exists(LAYOUT.dataset_record(name)):
+            synthesize(domain=domain, scale=scale, seed=seed, out=location)
+        store.get_dir(name, scratch, marker=LAYOUT.DATASET_RECORD)
+        return scratch
+    folder = Path(location)
+    if not LAYOUT.dataset_record_file(folder).exists():
+        if synthesize is None:
+            raise BenchforgeError(f"{folder} is not a dataset (no {LAYOUT.DATASET_RECORD})")
+        synthesize(domain=domain, scale=scale, seed=seed, out=str(folder))
+    return folder
+
+
+def resolve_datasets(
+    tasks: list[LoadedTask],
+    overrides: dict[str, str],
+    scratch: Path,
+    *,
+    synthesize: Synthesizer,
+) -> dict[str, str]:
+    """task key -> local dataset folder (synthesized once per (domain, scale, seed));
+    ``overrides``: domain -> a dataset folder or s3:// prefix to use instead."""
+    by_ref: dict[tuple[str, float, int], str] = {}
+    out = {}
+    for loaded in tasks:
+        ref = loaded.spec.dataset
+        ident = (ref.domain, ref.scale, ref.seed)
+        if ident not in by_ref:
+            folder = local_dataset(
+                ref.domain,
+                overrides.get(ref.domain),
+                scratch / "datasets" / ref.domain,
+                ref.scale,
+                ref.seed,
+                synthesize=synthesize,
+            )
+            by_ref[ident] = str(Path(folder).resolve())
+        out[loaded.key] = by_ref[ident]
+    return out
+
+
+def resolve_heldout(
+    tasks: list[LoadedTask],
+    overrides: dict[str, str],
+    scratch: Path,
+    *,
+    synthesize: Synthesizer,
+) -> dict[str, str]:
+    """task key -> held-out dataset folder, for tasks on their domain's generated dataset (a
+    custom dataset given for a domain has no spec to regenerate it from) whose family scores
+    on a held-out dataset."""
+    by_ref: dict[tuple[str, float, int], str] = {}
+    out = {}
+    for loaded in tasks:
+        ref = loaded.spec.dataset
+        if ref.domain in overrides or not family_of(loaded).heldout:
+            continue
+        ident = (ref.domain, ref.scale, ref.seed)
+        if ident not in by_ref:
+            folder = heldout_dataset(
+                ref.domain,
+                scratch / "heldout" / ref.domain,
+                ref.scale,
+                ref.seed,
+                synthesize=synthesize,
+            )
+            by_ref[ident] = str(Path(folder).resolve())
+        out[loaded.key] = by_ref[ident]
+    return out
+
+
+def datasets_by_domain(tasks: list[LoadedTask], dataset_dirs: dict[str, str]) -> dict[str, str]:
+    """domain -> the resolved dataset folder of the domain's first task (what a per-domain stage,
+    such as a gold build, runs on), from :func:`resolve_datasets`' answer."""
+    found: dict[str, str] = {}
+    for loaded in tasks:
+        found.setdefault(loaded.spec.dataset.domain, dataset_dirs[loaded.key])
+    return found
