@@ -21,3 +21,8 @@ class ArtifactNotFound(ArtifactError):
 
 class ChecksumMismatch(ArtifactError):
     """Artifact content does not match the sha256 recorded at write time."""
+
+
+class UnsupportedTaskError(BenchforgeError):
+    """A task was asked for something its family does not do (e.g. execution scoring of a
+    task that is judged)."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from benchforge.core.artifacts import LAYOUT
+from benchforge.core.errors import UnsupportedTaskError
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.dbt.manifest import load_manifest
 from benchforge.evaluation.de.hacks import HackCatalogue, HackCheck, check_catalogue
@@ -66,14 +67,14 @@ def prepare_gold(task: LoadedTask, dataset_dir: Path, work: Path) -> TaskGold:
 
     gold = family_of(task).prepare_gold(task, dataset_dir, work)
     if not isinstance(gold, TaskGold):
-        raise ValueError(f"{task.spec.family} tasks have no DE gold")
+        raise UnsupportedTaskError(f"{task.spec.family} tasks have no DE gold")
     return gold
 
 
 def scoring_of(task: LoadedTask) -> DeScoring:
     scoring = getattr(task.spec, "scoring", None)
     if not isinstance(scoring, DeScoring):
-        raise ValueError(f"{task.spec.family} tasks have no execution scoring")
+        raise UnsupportedTaskError(f"{task.spec.family} tasks have no execution scoring")
     return scoring
 
 
@@ -161,7 +162,7 @@ def verify_task(
 
     family = family_of(task)
     if not isinstance(family, DeFamily):
-        raise ValueError(f"{task.spec.family} tasks are not data-engineering tasks")
+        raise UnsupportedTaskError(f"{task.spec.family} tasks are not data-engineering tasks")
     return family.check(task, dataset_dir, work, catalogue, hacks, visible_dataset)
 
 

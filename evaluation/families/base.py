@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from benchforge.core.errors import UnsupportedTaskError
 from benchforge.core.records import NodeDetail
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
@@ -135,7 +136,7 @@ class FamilyBase:
         return None
 
     def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Any:
-        raise ValueError(f"{self.name} tasks have no gold to score against")
+        raise UnsupportedTaskError(f"{self.name} tasks have no gold to score against")
 
     def score(
         self,
@@ -147,12 +148,12 @@ class FamilyBase:
         sandbox: SandboxBackend | None = None,
         unsandboxed: bool = False,
     ) -> SubmissionScore:
-        raise ValueError(f"{self.name} tasks are not scored: {self.unscored}")
+        raise UnsupportedTaskError(f"{self.name} tasks are not scored: {self.unscored}")
 
     def verify(
         self, task: LoadedTask, dataset_dir: Path, work: Path, options: VerifyOptions
     ) -> TaskVerification:
-        raise ValueError(f"{self.name} tasks are not verified")
+        raise UnsupportedTaskError(f"{self.name} tasks are not verified")
 
     def solution(self, task: LoadedTask, work: Path) -> Path | None:
         return None

@@ -50,6 +50,7 @@ def _load_builtins() -> None:
 def register(family: TaskFamily) -> TaskFamily:
     """Registers ``family`` under ``family.name``; registering the same object again is a
     no-op, another object under a taken name an error (``unregister`` it first)."""
+    _load_builtins()  # the shipped families first, whoever registers first
     if not isinstance(family, TaskFamily):
         raise TypeError(f"{family!r} does not implement the TaskFamily protocol")
     spec_family = family.spec_type.model_fields["family"].annotation

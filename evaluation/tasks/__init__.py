@@ -13,6 +13,7 @@ from benchforge.evaluation.tasks.models import (
     DeImplTask,
     DeScoring,
     LoadedTask,
+    TaskSpecBase,
 )
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "DeImplTask",
     "DeScoring",
     "LoadedTask",
+    "TaskSpecBase",
     "TaskSpecError",
     "discover",
     "load_task",

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from benchforge.core.artifacts import open_store
-from benchforge.core.heldout import SECRET_KEY, heldout_secret, heldout_seed
+from benchforge.core.artifacts import LAYOUT, open_store
+from benchforge.core.heldout import heldout_secret, heldout_seed
 from benchforge.core.records import GOLD_DB
 from benchforge.core.settings import load_settings
 from benchforge.evaluation.dbt.manifest import load_manifest
@@ -46,7 +46,8 @@ def test_secret_from_settings_else_a_key_created_once_in_the_artifact_store(
     monkeypatch.setenv("BENCHFORGE_ARTIFACT_ROOT", str(tmp_path / "artifacts"))
     monkeypatch.delenv("BENCHFORGE_HELDOUT_SECRET", raising=False)
     first = heldout_secret(load_settings())
-    assert len(first) == 64 and open_store(str(tmp_path / "artifacts")).exists(SECRET_KEY)
+    stored = open_store(str(tmp_path / "artifacts"))
+    assert len(first) == 64 and stored.exists(LAYOUT.HELDOUT_SECRET)
     assert heldout_secret(load_settings()) == first  # reused, not regenerated
     monkeypatch.setenv("BENCHFORGE_HELDOUT_SECRET", "configured")
     assert heldout_secret(load_settings()) == b"configured"
@@ -59,7 +60,7 @@ def test_secret_key_on_s3(s3_server: str, s3_bucket: str, monkeypatch: pytest.Mo
     monkeypatch.delenv("BENCHFORGE_HELDOUT_SECRET", raising=False)
     first = heldout_secret(load_settings())
     assert heldout_secret(load_settings()) == first
-    assert open_store(settings=load_settings()).exists(SECRET_KEY)
+    assert open_store(settings=load_settings()).exists(LAYOUT.HELDOUT_SECRET)
 
 
 # --- scoring on a held-out seed (the mini fixture) ---------------------------------------------

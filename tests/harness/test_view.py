@@ -68,7 +68,6 @@ from benchforge.harness.store import RunStore
 from benchforge.synthesis.dataset import build_dataset
 from benchforge.synthesis.spec import load_spec
 from tests.paths import FIXTURES
-from tests.paths import REPO_ROOT as PROJECT_ROOT
 
 TASKS = FIXTURES / "task_specs" / "de-mini"
 EVOL, ARCH = "mini-evol-won-by-industry", "mini-arch-retention"
@@ -181,7 +180,7 @@ def _prebuild_gold(
     ``prepare_gold`` finds them (``work/gold/<domain>/<dataset version>/<repo version>``)."""
     spec = task.spec
     assert isinstance(spec, DeEvolTask)
-    v1 = PROJECT_ROOT / spec.repo
+    v1 = task.repo
     v2 = apply_overlay(v1, task.file(spec.gold_v2), spec.removed, work / "prebuilt-v2")
     cache = work / "gold" / spec.domain / dataset_version(dataset)
     return [
@@ -398,7 +397,7 @@ def assert_not_blank(png: Path) -> None:
 
 
 def test_the_stored_run_holds_every_kind_of_trial(stored: StoredRun) -> None:
-    scores = {s.model: s for s in stored.run.read_scores()}
+    scores = {s.key.model: s for s in stored.run.read_scores()}
     assert scores[SOLVE].metrics == {"cs": 100.0, "cfs": 100.0, "sr": 100.0}
     assert scores[MISTAKE].metrics == {"cs": 50.0, "cfs": 50.0, "sr": 0.0}
     assert (scores[LOOP].status, scores[LOOP].termination) == ("unscored", "wall_clock")

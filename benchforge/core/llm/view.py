@@ -86,15 +86,18 @@ class LlmClientView:
         """``LlmClient.complete`` (same arguments; ``epoch`` defaults to the view's), recorded
         in this view's ledger and, as a model step, by its recorder."""
         model = self.config.model
-        started = self.steps.start("model", model, by_client=True) if self.steps else None
+        epoch = self.epoch if epoch is None else epoch
+        started = None
+        if self.steps is not None:
+            started = self.steps.start("model", model, by_client=True)
         started_at, t0 = datetime.now(UTC), time.monotonic()
         try:
-            response = await self.client.complete(
-                messages, tools=tools, epoch=self.epoch if epoch is None else epoch, **kwargs
-            )
+            response = await self.client.complete(messages, tools=tools, epoch=epoch, **kwargs)
         except LlmError as exc:
             error = f"{type(exc).__name__}: {exc}"
-            self.ledger.append(exc.record or self._failed(started_at, t0, error, exc.attempts))
+            self.ledger.append(
+                exc.record or self._failed(started_at, t0, error, exc.attempts, epoch)
+            )
             if self.steps is not None:
                 self.steps.step(
                     "model",
@@ -107,7 +110,7 @@ class LlmClientView:
             raise
         except BaseException as exc:  # cancelled (the trial's wall clock) or a bug: a failed
             # call in the ledger; the step stays in flight and the recorder closes it
-            self.ledger.append(self._failed(started_at, t0, f"interrupted: {exc!r}", 0))
+            self.ledger.append(self._failed(started_at, t0, f"interrupted: {exc!r}", 0, epoch))
             raise
         record = response.record
         self.ledger.append(record)
@@ -127,7 +130,9 @@ class LlmClientView:
             )
         return response
 
-    def _failed(self, started_at: datetime, t0: float, error: str, attempts: int) -> LlmCallRecord:
+    def _failed(
+        self, started_at: datetime, t0: float, error: str, attempts: int, epoch: int
+    ) -> LlmCallRecord:
         """A ledger record of a call that left no record of its own."""
         config = self.config
         return LlmCallRecord(
@@ -138,5 +143,6 @@ class LlmClientView:
             latency_s=time.monotonic() - t0,
             attempts=attempts,
             status="error",
+            epoch=epoch,
             error=error,
         )
