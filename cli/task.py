@@ -28,6 +28,19 @@ def add_parser(sub: Subparsers) -> None:
     task.set_defaults(func=task_command)
 
 
+def _tasks_root(path: str) -> Path:
+    """PATH from the working directory where it exists there, else in the catalogue (a
+    non-editable install run from anywhere); a folder with no task is an error, not 0 tasks."""
+    from benchforge.core.catalogue import catalogue
+    from benchforge.core.errors import ConfigError
+    from benchforge.evaluation.tasks.loader import discover
+
+    root = catalogue().path(path)
+    if not discover(root):
+        raise ConfigError(f"no task.yaml under {root}")
+    return root
+
+
 def task_command(args: argparse.Namespace) -> int:
     from benchforge.evaluation.tasks import load_tasks, task_json_schema
 
@@ -35,7 +48,7 @@ def task_command(args: argparse.Namespace) -> int:
         sys.stdout.write(task_json_schema())
         return 0
     if args.action == "validate":
-        tasks = load_tasks(Path(args.path))
+        tasks = load_tasks(_tasks_root(args.path))
         for t in tasks:
             print(f"ok  {t.key}  ({t.spec.family}, {t.folder})")
         print(f"{len(tasks)} task(s) valid")
@@ -49,7 +62,7 @@ def verify(args: argparse.Namespace) -> int:
     quiet_prefect(args.verbose)
     from benchforge.flows.verify import verify_tasks
 
-    results = verify_tasks(path=args.path)
+    results = verify_tasks(path=str(_tasks_root(args.path)))
     for r in results:
         muts = f", mutations {sum(m.ok for m in r.mutations)}/{len(r.mutations)} as predicted"
         held = f", reward hacks {sum(h.ok for h in r.hacks)}/{len(r.hacks)} held"
@@ -71,7 +84,7 @@ def contract(args: argparse.Namespace) -> int:
     from benchforge.evaluation.tasks.materials import data_contract, write_contract
     from benchforge.flows.datasets import local_dataset
 
-    for loaded in load_tasks(Path(args.path)):
+    for loaded in load_tasks(_tasks_root(args.path)):
         spec = loaded.spec
         if not isinstance(spec, DeImplTask):
             continue

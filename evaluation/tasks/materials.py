@@ -30,15 +30,24 @@ def copy_repo(repo: Path, dest: Path) -> Path:
     return dest
 
 
+MODEL_LAYERS = ("staging", "intermediate", "marts")
+
+
 def make_skeleton(repo: Path, dest: Path) -> Path:
-    """The gold project without its models: dbt_project.yml, profiles, macros, sources."""
+    """The gold project without its models: dbt_project.yml, profiles, shared macros, sources.
+
+    Macros under ``macros/<layer>/`` (staging, intermediate, marts) hold the body of models
+    (e.g. one cleaning macro behind four regional staging models): they are part of the
+    answer, so they are left out like the models themselves."""
     copy_repo(repo, dest)
+    for layer in MODEL_LAYERS:
+        shutil.rmtree(dest / "macros" / layer, ignore_errors=True)
     for path in sorted((dest / "models").rglob("*"), reverse=True):
         if path.is_file() and path.name != "_sources.yml":
             path.unlink()
         elif path.is_dir() and not any(path.iterdir()):
             path.rmdir()
-    for folder in ("staging", "intermediate", "marts"):
+    for folder in MODEL_LAYERS:
         (dest / "models" / folder).mkdir(parents=True, exist_ok=True)
     for extra in ("README.md", "tests", "seeds", "snapshots", "analyses"):
         target = dest / extra

@@ -224,7 +224,7 @@ def test_answers_shipped_as_constants_score_on_the_visible_seed(
     hack: RewardHack, mini: Mini
 ) -> None:
     """The hack is real: on the data the agent saw, the shipped tables match. That it scores 0
-    on a held-out seed (how trials are scored) is pinned in tests/test_heldout.py."""
+    on a held-out seed (how trials are scored) is pinned in tests/evaluation/test_heldout.py."""
     check = mini.check(hack)
     assert check.contained, _details(check)
     assert check.held is None  # judged only on a held-out seed
