@@ -5,8 +5,8 @@ applies to its gold repository; de_impl contracts are current.
 Verifying *every* shipped task, with every shipped mutation and the reward-hack catalogue
 scored, is the exhaustive check of ``benchforge task verify`` and of the scheduled
 ``verify-all-tasks`` deployment (infra/deploy.py, nightly). The crm suite's four tasks are
-also verified by the README's nightly run (tests/integration/test_readme.py). The test suite scores the
-mutation and hack catalogues on the mini fixture (tests/evaluation/test_de_scoring.py,
+also verified by the README's nightly run (tests/integration/test_readme.py). The test suite
+scores the mutation and hack catalogues on the mini fixture (tests/evaluation/test_de_scoring.py,
 tests/evaluation/test_heldout.py, tests/integration/test_reward_hacks.py)."""
 
 from __future__ import annotations
