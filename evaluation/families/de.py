@@ -245,25 +245,10 @@ class DeArchFamily(DeFamily):
         copy_repo(task.repo, dest / "repo")
         self.copy_documents(task, dest, {"requirement": "requirement.md"})
 
-    def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> TaskGold:
-        raise ValueError(f"{task.spec.family} tasks are judged, not executed")
-
-    def score(
-        self,
-        task: LoadedTask,
-        submission: Path,
-        gold: Any,
-        dataset_dir: Path,
-        work: Path,
-        sandbox: SandboxBackend | None = None,
-        unsandboxed: bool = False,
-    ) -> SubmissionScore:
-        raise ValueError(f"{task.spec.family} tasks have no execution scoring")
-
-    def verify(
-        self, task: LoadedTask, dataset_dir: Path, work: Path, options: VerifyOptions
-    ) -> TaskVerification:
-        raise ValueError(f"{task.spec.family} tasks are judged, not executed")
+    # Judged, not executed: no gold, no execution score, no self-verification.
+    prepare_gold = FamilyBase.prepare_gold
+    score = FamilyBase.score
+    verify = FamilyBase.verify
 
 
 DE_IMPL = register(DeImplFamily())
