@@ -335,10 +335,10 @@ def test_hack_agents_score_zero_through_the_run_path(
             made = [f for f in result.output_files if f.startswith("repo/models/")]
             assert made or "benchforge-loot.txt" in result.output_files, agent
     for score in run.read_scores():
-        answer = results[(score.agent, score.task_id)].answer
+        answer = results[(score.key.agent, score.key.task_id)].answer
         assert score.metrics == {"cs": 0.0, "cfs": 0.0, "sr": 0.0}, (
-            score.agent,
-            score.task_id,
+            score.key.agent,
+            score.key.task_id,
             score.metrics,
             score.detail,
             answer,
