@@ -217,11 +217,15 @@ read = (
 )
 ws = Path(sys.argv[1])
 argv = [sys.executable, "-c", read, str(gold), str(stdlib)]
+# installed beside the package, in the same site-packages: still visible
+site = next(PACKAGE_ROOT.parent.glob("benchforge-*.dist-info")) / "METADATA"
+argv.append(str(site))
 shown = backend.run(SandboxRequest(argv=argv, workspace=ws))
 hidden = backend.run(SandboxRequest(argv=argv, workspace=ws, hidden=catalogue().protected()))
 print(json.dumps({
     "gold": str(gold),
     "stdlib": str(stdlib),
+    "site": str(site),
     "runtime": [str(p) for p in runtime_paths()],
     "protected": [str(p) for p in catalogue().protected()],
     "shown": [shown.returncode, shown.stdout, shown.stderr],
@@ -232,7 +236,8 @@ print(json.dumps({
 
 def test_a_sandbox_cannot_read_the_installed_gold_repositories(venv: Path, outside: Path) -> None:
     """Installed, the gold repositories lie in the interpreter's tree, which every sandbox
-    sees read-only; the catalogue's protected folders (the package among them) mask them."""
+    sees read-only. The sandbox hides the installed package in every request (the plain
+    request), and the catalogue's protected folders name it too (the run's hidden paths)."""
     ws = outside / "ws"
     ws.mkdir()
     found = json.loads(run_in(venv, outside, [venv / "bin" / "python", "-c", SANDBOXED, ws]))
@@ -245,9 +250,12 @@ def test_a_sandbox_cannot_read_the_installed_gold_repositories(venv: Path, outsi
     # The package data lies inside a read-only exposure of the sandbox (the environment) ...
     assert any(Path(gold).is_relative_to(p) for p in found["runtime"]), found
     assert any(Path(gold).is_relative_to(p) for p in found["protected"]), found
-    # ... so without the protection it is readable (the control) ...
-    assert found["shown"][0] == 0 and f"{gold} READ" in found["shown"][1], found["shown"]
-    # ... and with it, it is not, while the rest of the interpreter's tree still is.
+    # ... yet a request that hides nothing cannot read it, while a package installed beside
+    # it in the same site-packages can be read (the control) ...
+    assert found["shown"][0] == 0, found["shown"]
+    assert f"{gold} DENIED" in found["shown"][1], found["shown"]
+    assert f"{found['site']} READ" in found["shown"][1], found["shown"]
+    # ... and with the run's hidden paths too, while the rest of the interpreter's tree is read.
     assert found["hidden"][0] == 0, found["hidden"]
     assert f"{gold} DENIED" in found["hidden"][1], found["hidden"]
     assert f"{stdlib} READ" in found["hidden"][1], found["hidden"]

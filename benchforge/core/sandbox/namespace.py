@@ -141,6 +141,12 @@ def probe_capabilities(*, use_cgroups: bool = True) -> Capabilities:
     return Capabilities(True, "", unshare, frozenset(namespaces), usable, tuple(notes))
 
 
+INSTALLED_PACKAGE = Path(__file__).resolve().parents[2]
+"""The ``benchforge`` package. Installed (not editable) it lies inside the interpreter's tree
+that every sandbox sees, and it carries the gold repositories and task specs as package data:
+it is hidden in every sandbox, whatever the request says (nothing sandboxed imports it)."""
+
+
 def runtime_paths() -> list[Path]:
     """This interpreter's installation (venv and base), exposed read-only in sandboxes, so
     ``python``, ``dbt`` and friends from the venv run there: exactly these folders (with a
@@ -352,7 +358,7 @@ class NamespaceBackend:
             ops, plan_notes = plan_mounts(
                 workspace=workspace,
                 read_only=request.read_only,
-                hidden=request.hidden,
+                hidden=[*request.hidden, INSTALLED_PACKAGE],
                 runtime=runtime_paths(),
                 uid=lease.uid,
                 tmp_bytes=limits.memory_mb * _MB,
