@@ -15,7 +15,7 @@ import yaml
 from benchforge.evaluation.de.mutations import load_catalogue
 from benchforge.evaluation.de.tasks import prepare_gold, verify_task, workspace
 from benchforge.evaluation.tasks import TaskSpecError, load_task, load_tasks, task_json_schema
-from benchforge.evaluation.tasks.materials import data_contract, write_contract
+from benchforge.evaluation.tasks.materials import data_contract, make_skeleton, write_contract
 from benchforge.synthesis.dataset import build_dataset
 from benchforge.synthesis.spec import load_spec
 from tests.paths import FIXTURES, REPO_ROOT
@@ -173,3 +173,17 @@ def test_score_de_command(dataset: Path, tmp_path: Path) -> None:
     assert "dim_accounts" in result.stdout and "missing columns" in result.stdout
     data = json.loads(report.read_text())
     assert data["cs"] == 70.0 and len(data["nodes"]) == 7
+
+
+def test_skeleton_leaves_out_model_macros_but_keeps_shared_ones(tmp_path: Path) -> None:
+    """A macro under macros/<layer>/ is a model's body (enterprise's regional company
+    profiles): handing it to a de_impl agent would give the answer away."""
+    repo = REPO_ROOT / "dbt_projects" / "enterprise"
+    model_macros = sorted((repo / "macros" / "staging").glob("*.sql"))
+    assert model_macros, "the enterprise gold keeps its company-profile macro in macros/staging/"
+    shared = sorted(p.relative_to(repo) for p in (repo / "macros").glob("*.sql"))
+    skeleton = make_skeleton(repo, tmp_path / "skeleton")
+    assert not (skeleton / "macros" / "staging").exists()
+    assert not list((skeleton / "models").rglob("*.sql"))
+    assert sorted(p.relative_to(skeleton) for p in (skeleton / "macros").glob("*.sql")) == shared
+    assert shared, "shared macros (helpers every model may use) stay"
