@@ -25,6 +25,7 @@ from benchforge.evaluation.de.mutations import (
 )
 from benchforge.evaluation.de.scoring import DeScore, score_candidate
 from benchforge.evaluation.gold import build_gold, dataset_version, repo_version
+from benchforge.evaluation.judges.models import JudgedVerification
 from benchforge.evaluation.tasks.models import DeScoring, LoadedTask
 
 
@@ -133,6 +134,9 @@ class TaskVerification(BaseModel):
     mutations: list[MutationCheck] = []
     hacks: list[HackCheck] = []
     problems: list[str] = []
+    judged: JudgedVerification | None = None
+    """judged families: reference / empty / wrong-anchor scores (``gold`` and ``empty`` then
+    repeat the primary metric in all three fields)"""
 
     @property
     def ok(self) -> bool:

@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from benchforge.core.errors import UnsupportedTaskError
-from benchforge.core.records import NodeDetail
+from benchforge.core.records import JudgeRecord, NodeDetail
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
 
 if TYPE_CHECKING:  # the DE verification record (gold, do-nothing, mutations, hacks)
     from benchforge.evaluation.de.tasks import TaskVerification
+    from benchforge.evaluation.judges.client import Judge
 
 __all__ = [
     "FamilyBase",
@@ -55,6 +56,7 @@ class SubmissionScore(BaseModel):
     sandbox: str | None = None  # the backend candidate code ran in; "none": unsandboxed
     detail: str | None = None  # why it lost points, short (the candidate's errors)
     nodes: list[NodeDetail] = []  # per-part detail, when the family has parts
+    judged: JudgeRecord | None = None  # judged families: judges, cost, unscored items
 
 
 @runtime_checkable
@@ -68,7 +70,8 @@ class TaskFamily(Protocol):
       oracle copies the reference solution);
     - ``heldout``: whether trials are scored on the held-out twin of the task's dataset;
     - ``verifiable``: whether ``benchforge task verify`` checks it (gold 100, do-nothing 0);
-    - ``unscored``: why its trials get no score (None: they are scored).
+    - ``unscored``: why its trials get no score (None: they are scored);
+    - ``judged``: its score calls an LLM judge (the harness passes ``judge`` to ``score``).
     """
 
     name: str
@@ -78,6 +81,7 @@ class TaskFamily(Protocol):
     heldout: bool
     verifiable: bool
     unscored: str | None
+    judged: bool
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         """Problems with the files a valid spec names, as (field path, problem); ``root`` is
@@ -102,19 +106,32 @@ class TaskFamily(Protocol):
         work: Path,
         sandbox: SandboxBackend | None = None,
         unsandboxed: bool = False,
+        judge: Judge | None = None,
     ) -> SubmissionScore:
         """Scores the ``submission`` folder; candidate code runs in ``sandbox`` (default: the
-        machine's best) unless ``unsandboxed``."""
+        machine's best) unless ``unsandboxed``. Judged families (``judged``) call ``judge``
+        (the harness gives one; without it they raise ``UnsupportedTaskError``)."""
         ...
 
     def verify(
-        self, task: LoadedTask, dataset_dir: Path, work: Path, options: VerifyOptions
+        self,
+        task: LoadedTask,
+        dataset_dir: Path,
+        work: Path,
+        options: VerifyOptions,
+        judge: Judge | None = None,
     ) -> TaskVerification:
-        """Gold scores 100, the do-nothing submission 0, and the family's own checks."""
+        """Gold scores 100, the do-nothing submission 0, and the family's own checks
+        (``judge``: given to judged families only)."""
         ...
 
     def solution(self, task: LoadedTask, work: Path) -> Path | None:
         """The reference solution (a folder copied over ``submission``), or None."""
+        ...
+
+    def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
+        """The data folder a trial's agent gets (``TaskEnvironment.data_dir``): the dataset
+        itself for DE tasks; analysis-ready marts built from it for DA tasks."""
         ...
 
 
@@ -128,6 +145,7 @@ class FamilyBase:
     heldout: bool = False
     verifiable: bool = True
     unscored: str | None = None
+    judged: bool = False
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         return []
@@ -147,16 +165,25 @@ class FamilyBase:
         work: Path,
         sandbox: SandboxBackend | None = None,
         unsandboxed: bool = False,
+        judge: Judge | None = None,
     ) -> SubmissionScore:
         raise UnsupportedTaskError(f"{self.name} tasks are not scored: {self.unscored}")
 
     def verify(
-        self, task: LoadedTask, dataset_dir: Path, work: Path, options: VerifyOptions
+        self,
+        task: LoadedTask,
+        dataset_dir: Path,
+        work: Path,
+        options: VerifyOptions,
+        judge: Judge | None = None,
     ) -> TaskVerification:
         raise UnsupportedTaskError(f"{self.name} tasks are not verified")
 
     def solution(self, task: LoadedTask, work: Path) -> Path | None:
         return None
+
+    def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
+        return dataset_dir
 
 
 def spec_as(task: LoadedTask, spec_type: type[S]) -> S:

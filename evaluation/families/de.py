@@ -42,6 +42,7 @@ from benchforge.evaluation.families.base import (
 )
 from benchforge.evaluation.families.registry import register
 from benchforge.evaluation.gold import repo_version
+from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.tasks.materials import apply_overlay, copy_repo, make_skeleton
 from benchforge.evaluation.tasks.models import (
     DeArchTask,
@@ -93,6 +94,7 @@ class DeFamily(FamilyBase):
         work: Path,
         sandbox: SandboxBackend | None = None,
         unsandboxed: bool = False,
+        judge: Judge | None = None,
     ) -> SubmissionScore:
         score = score_task(
             task, submission, gold, dataset_dir, work, sandbox=sandbox, unsandboxed=unsandboxed

@@ -125,6 +125,10 @@ class DeArchTask(TaskSpecBase):
     family: Literal["de_arch"]
     requirement: str = "requirement.md"
     expected_output: str = Field(default="blueprint.yaml", description="File the agent writes.")
+    reference: str = Field(
+        default="reference_blueprint.yaml",
+        description="The reference blueprint (the oracle's answer; never in a workspace).",
+    )
     rubric: list[RubricItem] = Field(min_length=3)
 
     @model_validator(mode="after")

@@ -16,7 +16,14 @@ These are plain pydantic models with no behaviour beyond small derived values, s
 
 from benchforge.core.records.datasets import GOLD_DB, DatasetRecord, GoldBuild
 from benchforge.core.records.runs import LlmOptions, RunIdentity, RunSpec
-from benchforge.core.records.scores import NodeCheck, NodeDetail, ScoreStatus, TrialScore
+from benchforge.core.records.scores import (
+    JudgedItem,
+    JudgeRecord,
+    NodeCheck,
+    NodeDetail,
+    ScoreStatus,
+    TrialScore,
+)
 from benchforge.core.records.trials import AgentLimits, Step, Termination, TrialKey, TrialResult
 
 __all__ = [
@@ -24,6 +31,8 @@ __all__ = [
     "AgentLimits",
     "DatasetRecord",
     "GoldBuild",
+    "JudgeRecord",
+    "JudgedItem",
     "LlmOptions",
     "NodeCheck",
     "NodeDetail",

@@ -82,6 +82,45 @@ class NodeDetail(BaseModel):
     )
 
 
+class JudgedItem(BaseModel):
+    """One rubric item (or GSB pair) of a judged trial, as the report shows it. ``earned``
+    None: unscored (the judge never gave a valid reply), left out of the sums."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    group: str = Field(default="", description="standard/path, or the de_arch dimension")
+    kind: str = Field(description="completeness, accuracy, insightfulness, a dimension, gsb")
+    points: float
+    earned: float | None
+    status: Literal["scored", "unscored"]
+    evidence: list[str] = Field(default_factory=list, description="quotes, truncated")
+    flags: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
+class JudgeRecord(BaseModel):
+    """How a judged trial was judged: by which judges (model, prompt and rubric versions),
+    at what cost, and what could not be judged."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    judges: list[dict[str, str]] = Field(
+        default_factory=list, description="judge, model, prompt_version, rubric_version, mode"
+    )
+    requests: int = Field(default=0, description="calls sent to the endpoint (cache hits aside)")
+    cache_hits: int = 0
+    cost_usd: float | None = None
+    unscored: list[str] = Field(default_factory=list, description="item ids / pairs")
+    pairs: int = 0
+    inconsistent_pairs: int = 0
+    disagreements: list[str] = Field(
+        default_factory=list, description="anchored items where judge and code disagree"
+    )
+    injection_flags: list[str] = Field(default_factory=list)
+    items: list[JudgedItem] = Field(default_factory=list)
+
+
 class TrialScore(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -119,6 +158,9 @@ class TrialScore(BaseModel):
     nodes_visible: list[NodeDetail] = Field(
         default_factory=list,
         description="per node on the visible dataset, when the metrics are on the held-out one",
+    )
+    judged: JudgeRecord | None = Field(
+        default=None, description="judged families: judges, cost, unscored items"
     )
 
     @model_validator(mode="before")

@@ -1,0 +1,65 @@
+"""The ``da_open`` task spec: an open business question over analysis-ready marts, judged on a
+hierarchical rubric whose accuracy items cite anchors computed by code.
+
+    task_specs/da-<domain>/<task_id>/
+      task.yaml          this model
+      reference.md       the reference report (a template: ``{{anchor}}`` placeholders)
+      baselines/*.md     baseline reports for the Good-Same-Bad comparison (templates too)
+
+Anchors are SQL over the analysis database the agent gets (the ``marts`` of the gold build on
+the task's dataset, as tables of the same names), evaluated when the task is prepared: another
+seed gives other values, so another rubric text and another rubric version.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from benchforge.evaluation.judges.models import HierarchicalRubric
+from benchforge.evaluation.tasks.models import TaskSpecBase
+
+DaCategory = Literal["descriptive", "diagnostic", "strategic", "pattern_recognition", "profiling"]
+
+
+class AnchorSpec(BaseModel):
+    """A value the rubric cites, computed by code: ``sql`` returns one row, one column."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sql: str = Field(min_length=8, description="one row, one column, over the task's marts")
+    format: str = Field(
+        default="{:,.2f}",
+        description="Python format for the value as the rubric and reports show it, "
+        "e.g. '{:.1f}%' or '{:,.0f}'",
+    )
+    tolerance: float = Field(
+        default=0.01, ge=0, lt=1, description="relative: a stated value within it is correct"
+    )
+    description: str = ""
+
+
+class DaOpenTask(TaskSpecBase):
+    family: Literal["da_open"]
+    category: DaCategory
+    marts: list[str] = Field(
+        min_length=1, description="gold models given to the agent as tables (analysis-ready)"
+    )
+    anchors: dict[str, AnchorSpec] = Field(default_factory=dict)
+    rubric: HierarchicalRubric
+    reference: str = Field(default="reference.md", description="reference report template")
+    baselines: list[str] = Field(
+        min_length=1, description="baseline report templates for GSB (files of the task folder)"
+    )
+    report: str = Field(default="report.md", description="the report the agent writes")
+    gsb_alpha: float | None = Field(
+        default=None, ge=0, le=1, description="Score_da weight of the rubric; None: the suite's"
+    )
+
+    @model_validator(mode="after")
+    def _anchors_defined(self) -> DaOpenTask:
+        missing = sorted(self.rubric.anchors_cited() - set(self.anchors))
+        if missing:
+            raise ValueError(f"rubric cites anchors with no SQL in 'anchors': {', '.join(missing)}")
+        return self
