@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchforge.cli.common import (
     Subparsers,
@@ -15,6 +16,10 @@ from benchforge.cli.common import (
     print_run,
     quiet_prefect,
 )
+from benchforge.core.errors import BenchforgeError
+
+if TYPE_CHECKING:
+    from benchforge.evaluation.judges.client import JudgeSettings
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -49,12 +54,24 @@ def add_parser(sub: Subparsers) -> None:
     run.add_argument("--action-timeout-s", type=float, help="per tool call (default 120)")
     run.add_argument("--wall-s", type=float, help="per trial (default 1800)")
     run.add_argument("--no-score", action="store_true", help="do not score after running")
+    add_judge_arguments(run)
     run.set_defaults(func=run_command)
 
-    score_run = sub.add_parser("score-run", help="(re)score a run's trials")
-    score_run.add_argument("run_id")
+    score_run = sub.add_parser(
+        "score-run",
+        help="(re)score a run's trials without re-running agents",
+        description=(
+            "Scores a run's finished trials that have no score yet (all with --rescore).\n"
+            "Judged trials (da_open reports, de_arch blueprints) go through the judge's\n"
+            "response cache: re-scoring unchanged outputs sends no LLM request, and the\n"
+            "number of requests sent is printed."
+        ),
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    score_run.add_argument("run_id", nargs="?", help="default: the latest run")
     score_run.add_argument("--rescore", action="store_true", help="score every trial again")
     score_run.add_argument("--workers", type=int, default=2)
+    add_judge_arguments(score_run)
     score_run.set_defaults(func=score_run_command)
 
     report = sub.add_parser("report", help="print and save a run's leaderboard")
@@ -114,12 +131,19 @@ def run_command(args: argparse.Namespace) -> int:
     print_run(summary)
     if not args.no_score:
         with TrialProgress("scoring") as bar, listening(bar.update):
-            scores = score_run(run_id=summary.run_id, workers=args.workers)
+            scores = score_run(
+                run_id=summary.run_id,
+                workers=args.workers,
+                judge_model=args.judge_model,
+                judge=judge_settings(args),
+            )
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
         print(
             f"  scored {scores.scored} trials ({statuses}) in {scores.seconds:.1f}s; "
             f"see `benchforge report {summary.run_id}`"
         )
+        if scores.judge is not None:
+            print(f"  {scores.judge.line()}")
     return 0
 
 
@@ -129,14 +153,51 @@ def score_run_command(args: argparse.Namespace) -> int:
     from benchforge.core.progress_bar import TrialProgress
     from benchforge.flows.runs import score_run
 
+    run_id = args.run_id or latest_run_id()
     with TrialProgress("scoring") as bar, listening(bar.update):
-        scores = score_run(run_id=args.run_id, rescore=args.rescore, workers=args.workers)
+        scores = score_run(
+            run_id=run_id,
+            rescore=args.rescore,
+            workers=args.workers,
+            judge_model=args.judge_model,
+            judge=judge_settings(args),
+        )
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
     print(
         f"run {scores.run_id}: scored {scores.scored} trials ({statuses}), "
         f"{scores.skipped} already scored, in {scores.seconds:.1f}s"
     )
+    if scores.judge is not None:
+        print(f"  {scores.judge.line()}")
     return 0
+
+
+def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--judge-model",
+        help="model judging reports and blueprints (default gpt-4.1-mini; the mock server's "
+        "mock-judge without an API key)",
+    )
+    parser.add_argument(
+        "--judge-mode",
+        choices=["per_item", "batched"],
+        default="per_item",
+        help="one judge call per rubric item, or one per rubric path",
+    )
+    parser.add_argument(
+        "--gsb-alpha", type=float, help="Score_da = a*rubric + (1-a)*GSB (default 0.8)"
+    )
+
+
+def judge_settings(args: argparse.Namespace) -> JudgeSettings:
+    from benchforge.evaluation.judges.client import JudgeSettings
+
+    fields: dict[str, object] = {"mode": args.judge_mode}
+    if args.gsb_alpha is not None:
+        if not 0 <= args.gsb_alpha <= 1:
+            raise BenchforgeError(f"--gsb-alpha must be between 0 and 1, not {args.gsb_alpha}")
+        fields["gsb_alpha"] = args.gsb_alpha
+    return JudgeSettings.model_validate(fields)
 
 
 def report_command(args: argparse.Namespace) -> int:

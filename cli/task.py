@@ -60,17 +60,17 @@ def task_command(args: argparse.Namespace) -> int:
 
 def verify(args: argparse.Namespace) -> int:
     quiet_prefect(args.verbose)
-    from benchforge.flows.verify import verify_tasks
+    from benchforge.flows.verify import verification_cells, verify_tasks
 
     results = verify_tasks(path=str(_tasks_root(args.path)))
     for r in results:
-        muts = f", mutations {sum(m.ok for m in r.mutations)}/{len(r.mutations)} as predicted"
-        held = f", reward hacks {sum(h.ok for h in r.hacks)}/{len(r.hacks)} held"
-        print(
-            f"ok  {r.task}: gold {r.gold.cs:.0f}/{r.gold.cfs:.0f}/{r.gold.sr:.0f}, "
-            f"empty {r.empty.cs:.0f}/{r.empty.cfs:.0f}/{r.empty.sr:.0f}"
-            f"{muts if r.mutations else ''}{held if r.hacks else ''}"
-        )
+        gold, empty, checks, held = verification_cells(r)
+        extra = "".join(f", {c}" for c in (checks, held) if c != "-")
+        if r.judged is None and r.mutations:
+            extra = extra.replace(checks, f"mutations {checks} as predicted", 1)
+        if r.hacks:
+            extra = extra.replace(f", {held}", f", reward hacks {held} held", 1)
+        print(f"ok  {r.task}: gold {gold}, empty {empty}{extra}")
     tried = sum(len(r.hacks) for r in results)
     print(f"reward hacks: {tried} tried, {sum(h.ok for r in results for h in r.hacks)} held")
     return 0

@@ -14,7 +14,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -36,12 +36,15 @@ from benchforge.core.progress import Planned, TrialDone
 from benchforge.core.records import AgentLimits, LlmOptions, RunSpec, TrialResult
 from benchforge.core.sandbox import Isolation, default_backend
 from benchforge.core.settings import load_settings
+from benchforge.evaluation.families import get_family
+from benchforge.evaluation.judges.client import Judge, JudgeSettings
 from benchforge.evaluation.tasks import LoadedTask
 from benchforge.evaluation.tasks.loader import load_task
 from benchforge.flows.datasets import resolve_datasets, resolve_heldout
 from benchforge.harness.chunk import ChunkJob, execute_chunk
 from benchforge.harness.endpoints import llm_configs, llm_endpoint, uses_mock
 from benchforge.harness.identity import check_rerun, run_identity
+from benchforge.harness.judging import JudgeUsage, judge_session
 from benchforge.harness.matrix import chunked, expand
 from benchforge.harness.models import ChunkSummary, TrialPlan
 from benchforge.harness.preflight import check_request, suite_tasks
@@ -73,6 +76,7 @@ class ScoreSummary(BaseModel):
     skipped: int
     statuses: dict[str, int]
     seconds: float
+    judge: JudgeUsage | None = None  # judged trials: requests sent, cache hits, cost
 
 
 @task(name="trial-chunk", cache_policy=NO_CACHE)
@@ -278,6 +282,7 @@ def run_suite(
                 f"{t.spec.suite}|{t.spec.id}|{t.spec.version}": str(t.folder) for t in tasks
             },
             previous_attempts={s: 1 for s in redo},
+            datasets=dataset_dirs,
         )
         chunks = chunked(pending, chunk_size) if pending else []
         summary = ChunkSummary()
@@ -312,9 +317,10 @@ def score_chunk(
     unsandboxed: bool,
     gold: GoldCache,
     memo: ScoreMemo,
+    judge: Judge | None = None,
 ) -> dict[str, int]:
-    """Scores ``slugs``; ``gold`` and ``memo`` belong to the ``score_run`` flow run, shared by
-    its chunks (threads of one process) and dropped with it."""
+    """Scores ``slugs``; ``gold``, ``memo`` and ``judge`` belong to the ``score_run`` flow
+    run, shared by its chunks (threads of one process) and dropped with it."""
     settings = load_settings()
     run = RunStore(open_store(settings.artifact_root), run_id)
     spec = run.require_spec()
@@ -340,6 +346,7 @@ def score_chunk(
             unsandboxed=unsandboxed,
             heldout_dir=Path(heldout) if heldout else None,
             memo=memo,
+            judge=judge,
         )
         run.write_score(score)
         statuses[score.status] = statuses.get(score.status, 0) + 1
@@ -367,6 +374,8 @@ def score_run(
     workers: AtLeastOne = 2,
     chunk_size: AtLeastOne = 4,
     unsandboxed: bool = False,
+    judge_model: str | None = None,
+    judge: JudgeSettings | None = None,
 ) -> ScoreSummary:
     """Scores the finished trials of ``run_id`` that have no score yet (all with
     ``rescore``), without re-running any agent. Every execution of candidate code runs in the
@@ -380,6 +389,9 @@ def score_run(
         chunk_size: trials per Prefect task.
         unsandboxed: run candidate code without the sandbox (recorded in every score; never
             for a real leaderboard).
+        judge_model: the model judging analysis reports and blueprints; default gpt-4.1-mini,
+            or the mock server's mock-judge when no API key is configured.
+        judge: how judged tasks are judged (per-item or batched calls, retries, GSB alpha).
     """
     logger = get_run_logger()
     t0 = time.monotonic()
@@ -393,6 +405,7 @@ def score_run(
     work = str(work_root(settings) / "scoring")
     progress.emit(Planned(pending=len(todo), skipped=len(finished) - len(todo)))
     statuses: dict[str, int] = {}
+    usage: JudgeUsage | None = None
     if todo:
         parts = [todo[i : i + chunk_size] for i in range(0, len(todo), chunk_size)]
         runner: Any = ThreadPoolTaskRunner(max_workers=workers)
@@ -401,16 +414,36 @@ def score_run(
         # Owned by this flow run: gold prepared once per (task, dataset) and identical
         # submissions scored once, across its chunks; gone when the run ends.
         gold, memo = GoldCache(Path(work)), ScoreMemo()
-        for part in _score_chunks(runner, run_id, parts, work, unsandboxed, gold, memo):
-            for status, count in part.items():
-                statuses[status] = statuses.get(status, 0) + count
+        with ExitStack() as stack:
+            the_judge: Judge | None = None
+            if _judged(run, todo):
+                the_judge, mock = stack.enter_context(
+                    judge_session(
+                        settings, work_root(settings), model=judge_model, judge_settings=judge
+                    )
+                )
+            for part in _score_chunks(
+                runner, run_id, parts, work, unsandboxed, gold, memo, the_judge
+            ):
+                for status, count in part.items():
+                    statuses[status] = statuses.get(status, 0) + count
+            if the_judge is not None:
+                usage = JudgeUsage.of(the_judge, mock)
+                logger.info("run %s: %s", run_id, usage.line())
     return ScoreSummary(
         run_id=run_id,
         scored=len(todo),
         skipped=len(finished) - len(todo),
         statuses=statuses,
         seconds=time.monotonic() - t0,
+        judge=usage,
     )
+
+
+def _judged(run: RunStore, slugs: list[str]) -> bool:
+    """Whether any of ``slugs`` is a trial of a judged family (the run then needs a judge)."""
+    families = {run.read_result(slug).family for slug in slugs}
+    return any(get_family(name).judged for name in families)
 
 
 def _score_chunks(
@@ -421,6 +454,7 @@ def _score_chunks(
     unsandboxed: bool,
     gold: GoldCache,
     memo: ScoreMemo,
+    judge: Judge | None,
 ) -> list[dict[str, int]]:
     with runner:
         futures = [
@@ -433,6 +467,7 @@ def _score_chunks(
                     "unsandboxed": unsandboxed,
                     "gold": gold,
                     "memo": memo,
+                    "judge": judge,
                 },
             )
             for part in parts

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
@@ -11,10 +12,37 @@ from prefect.artifacts import create_markdown_artifact
 
 from benchforge.core.catalogue import catalogue as find_catalogue
 from benchforge.core.errors import BenchforgeError
+from benchforge.core.settings import load_settings
 from benchforge.evaluation.de.tasks import TaskVerification
 from benchforge.evaluation.families import VerifyOptions, family_of
+from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.tasks import LoadedTask, load_tasks
 from benchforge.flows.datasets import resolve_datasets, resolve_heldout
+from benchforge.harness.judging import judge_session
+
+
+def verification_cells(r: TaskVerification) -> list[str]:
+    """gold, empty, mutations, hacks: as the verify table and ``benchforge task verify`` show
+    them (a judged task: its reference and empty scores, and what the wrong-anchor report
+    lost)."""
+    held = f"{sum(h.ok for h in r.hacks)}/{len(r.hacks)}" if r.hacks else "-"
+    if r.judged is not None:
+        j = r.judged
+        lost = "-"
+        if j.expected_lost:
+            lost = f"wrong anchors lost {len(j.lost)}/{len(j.expected_lost)} items"
+        return [f"reference {_num(j.reference_score)}", _num(j.empty_score), lost, held]
+    muts = f"{sum(m.ok for m in r.mutations)}/{len(r.mutations)}" if r.mutations else "-"
+    return [
+        f"{r.gold.cs:.0f}/{r.gold.cfs:.0f}/{r.gold.sr:.0f}",
+        f"{r.empty.cs:.0f}/{r.empty.cfs:.0f}/{r.empty.sr:.0f}",
+        muts,
+        held,
+    ]
+
+
+def _num(value: float | None) -> str:
+    return "unscored" if value is None else f"{value:.1f}"
 
 
 class TaskVerificationFailed(BenchforgeError):
@@ -29,12 +57,17 @@ def verify_one(
     mutations: bool = True,
     hacks: bool = True,
     visible_dataset: str | None = None,
+    judge: Judge | None = None,
 ) -> TaskVerification:
     """The task's family's checks (the DE families: the domain's mutation catalogue and the
-    reward-hack catalogue, where they apply)."""
+    reward-hack catalogue, where they apply; judged families: the reference output high, the
+    empty one 0, a report with wrong anchor values losing exactly the items citing them)."""
     visible = Path(visible_dataset) if visible_dataset else None
     options = VerifyOptions(mutations=mutations, hacks=hacks, visible_dataset=visible)
-    return family_of(loaded).verify(loaded, Path(dataset_dir), Path(work), options)
+    family = family_of(loaded)
+    if family.judged:
+        return family.verify(loaded, Path(dataset_dir), Path(work), options, judge=judge)
+    return family.verify(loaded, Path(dataset_dir), Path(work), options)
 
 
 @flow(name="verify_tasks")
@@ -45,6 +78,7 @@ def verify_tasks(
     heldout: bool = True,
     hacks: bool = True,
     datasets: dict[str, str] | None = None,
+    judge_model: str | None = None,
 ) -> list[TaskVerification]:
     """Validates every task under ``path``; for executable tasks checks gold = 100/100/100,
     the do-nothing submission = 0 and every mutation of the domain's catalogue = its predicted
@@ -61,14 +95,19 @@ def verify_tasks(
         hacks: check every reward hack of the catalogue scores 0 and leaves the host intact.
         datasets: domain -> dataset folder or s3:// prefix, as a run was given: tasks of
             that domain are verified on it (a custom dataset has no held-out twin).
+        judge_model: the judge of judged tasks (default: mock-judge on the mock server
+            without an API key, else gpt-4.1-mini).
     """
     logger = get_run_logger()
     overrides = datasets or {}
     root_path = find_catalogue().path(path)
     tasks = [t for t in load_tasks(root_path) if family_of(t).verifiable]
-    with tempfile.TemporaryDirectory(prefix="benchforge-verify-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="benchforge-verify-") as tmp, ExitStack() as stack:
         root = Path(work) if work else Path(tmp)
         results = []
+        judge: Judge | None = None
+        if any(family_of(t).judged for t in tasks):
+            judge, _ = stack.enter_context(judge_session(load_settings(), root, model=judge_model))
         # The run's resolution (a run given the same work root finds the same folders).
         visible_dirs = resolve_datasets(tasks, overrides, root)
         heldout_dirs = resolve_heldout(tasks, overrides, root) if heldout else {}
@@ -85,20 +124,17 @@ def verify_tasks(
                     mutations,
                     hacks,
                     str(visible) if use_heldout else None,
+                    judge,
                 )
             )
             logger.info("%s: %s", loaded.key, "ok" if results[-1].ok else results[-1].problems)
     lines = [
-        "| task | gold CS/CFS/SR | empty | mutations | reward hacks held | ok |",
+        "| task | gold / reference | empty | mutations, wrong anchors | reward hacks held | ok |",
         "|---|---|---|---|---|---|",
     ]
     for r in results:
-        muts = f"{sum(m.ok for m in r.mutations)}/{len(r.mutations)}" if r.mutations else "-"
-        held = f"{sum(h.ok for h in r.hacks)}/{len(r.hacks)}" if r.hacks else "-"
         lines.append(
-            f"| {r.task} | {r.gold.cs:.0f}/{r.gold.cfs:.0f}/{r.gold.sr:.0f} | "
-            f"{r.empty.cs:.0f}/{r.empty.cfs:.0f}/{r.empty.sr:.0f} | {muts} | {held} | "
-            f"{'yes' if r.ok else 'NO'} |"
+            f"| {r.task} | {' | '.join(verification_cells(r))} | {'yes' if r.ok else 'NO'} |"
         )
     create_markdown_artifact(key="verify-tasks", markdown="\n".join(lines))
     failed = [r for r in results if not r.ok]

@@ -38,6 +38,7 @@ class ChunkJob(BaseModel):
     sandbox_concurrency: int
     hidden: list[str]
     task_folders: dict[str, str]  # "suite|id|version" -> folder
+    datasets: dict[str, str] = {}  # task key -> the dataset folder its trials run on
     previous_attempts: dict[str, int] = {}
 
 
@@ -58,7 +59,7 @@ def _gold_solutions(job: ChunkJob) -> GoldSolutions:
     with _lock:
         if job.run_id not in _solutions:
             folders = {tuple(k.split("|")): Path(v) for k, v in job.task_folders.items()}
-            _solutions[job.run_id] = GoldSolutions(folders, Path(job.work))  # type: ignore[arg-type]
+            _solutions[job.run_id] = GoldSolutions(folders, Path(job.work), job.datasets)  # type: ignore[arg-type]
         return _solutions[job.run_id]
 
 
@@ -74,6 +75,7 @@ def context_for(job: ChunkJob) -> RunContext:
         llm_configs=dict(job.llm_configs),
         trial_slots=_semaphore(job.run_id, "trials", job.trial_concurrency),
         solutions=_gold_solutions(job),
+        work=Path(job.work),
         hidden=[Path(p) for p in job.hidden],
         previous_attempts=dict(job.previous_attempts),
     )

@@ -98,6 +98,7 @@ class RunContext:
     llm_configs: dict[str, LlmConfig]
     trial_slots: SharedSemaphore
     solutions: SolutionProvider
+    work: Path | None = None  # scoring scratch: gold builds, data prepared for agents
     hidden: list[Path] = field(default_factory=list)
     previous_attempts: dict[str, int] = field(default_factory=dict)
     on_trial_done: list[Callable[[TrialResult], None]] = field(default_factory=list)
@@ -265,6 +266,17 @@ def rebuild_workspace(run: RunStore, result: TrialResult, dest: Path) -> Path:
     return dest
 
 
+async def _agent_data(task: LoadedTask, plan: TrialPlan, ctx: RunContext) -> Path | None:
+    """The data folder the agent gets: the dataset, or what its family prepares from it (the
+    analysis-ready marts of a DA task, built once and cached on disk by the family)."""
+    if not plan.dataset_dir:
+        return None
+    dataset = Path(plan.dataset_dir)
+    if ctx.work is None:
+        return dataset
+    return await asyncio.to_thread(family_of(task).agent_data, task, dataset, ctx.work)
+
+
 async def run_trial(
     plan: TrialPlan, task: LoadedTask, agent: Agent, llm: LlmClient | None, ctx: RunContext
 ) -> TrialResult:
@@ -282,7 +294,7 @@ async def run_trial(
         prompt=materials.prompt,
         workspace_path=workspace,
         materialize=lambda path: _checkout(materials, path),
-        data_dir=Path(plan.dataset_dir) if plan.dataset_dir else None,
+        data_dir=await _agent_data(task, plan, ctx),
         tools=list(toolset(family.toolset)),
         submission=family.submission,
         limits=ctx.limits,

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchforge.core.records import NodeDetail, ScoreStatus, TrialResult, TrialScore
+from benchforge.core.records import JudgeRecord, NodeDetail, ScoreStatus, TrialResult, TrialScore
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.de.details import (
     EXAMPLE_COLUMNS,
@@ -33,6 +33,7 @@ from benchforge.evaluation.de.details import (
     node_details,
 )
 from benchforge.evaluation.families import SubmissionScore, family_of
+from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.executor import rebuild_workspace
 from benchforge.harness.store import RunStore
@@ -118,6 +119,7 @@ def trial_score(
     scoring_sandbox: str | None = None,
     nodes: list[NodeDetail] | None = None,
     nodes_visible: list[NodeDetail] | None = None,
+    judged: JudgeRecord | None = None,
 ) -> TrialScore:
     """The score of ``result``: its key and what the agent spent, with the scorer's verdict."""
     return TrialScore(
@@ -141,6 +143,7 @@ def trial_score(
         scoring_sandbox=scoring_sandbox,
         nodes=nodes or [],
         nodes_visible=nodes_visible or [],
+        judged=judged,
     )
 
 
@@ -155,6 +158,7 @@ def score_trial(
     unsandboxed: bool = False,
     heldout_dir: Path | None = None,
     memo: ScoreMemo | None = None,
+    judge: Judge | None = None,
 ) -> TrialScore:
     """Scores one finished trial by its task's family. With ``heldout_dir`` the metrics are
     those on the held-out dataset, and the visible dataset's are kept beside them as
@@ -164,6 +168,9 @@ def score_trial(
     family = family_of(task)
     if family.unscored is not None:
         return trial_score(result, "unscored", detail=family.unscored)
+    if family.judged and judge is None:
+        return trial_score(result, "unscored", detail=f"{family.name} is judged: no judge given")
+    judged = {"judge": judge} if family.judged else {}
     if dataset_dir is None:
         raise ValueError(f"{task.key}: no dataset to score against")
     trial_work = work / "trials" / run.run_id / result.key.slug
@@ -185,6 +192,7 @@ def score_trial(
                     trial_work / f"score-{label}",
                     sandbox=sandbox,
                     unsandboxed=unsandboxed,
+                    **judged,
                 )
 
             ident = (task.key, str(data), str(unsandboxed), digest)
@@ -206,4 +214,5 @@ def score_trial(
         detail=score.detail,
         nodes=score.nodes,
         nodes_visible=scores["visible"].nodes if "heldout" in scores else [],
+        judged=score.judged,
     )

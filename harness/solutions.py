@@ -1,6 +1,7 @@
 """Reference solutions for the oracle: what a task is scored against, as its family provides
 it (``TaskFamily.solution``; for de_impl the gold repository, for de_evol gold v1 with the
-task's gold_v2 overlay applied, for de_arch none)."""
+task's gold_v2 overlay applied, for de_arch the reference blueprint, for da_open the
+reference report rendered on the trial's dataset)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,15 @@ class GoldSolutions:
     """A ``SolutionProvider``: task folders by task key, solutions built once (under
     ``work``). Kept out of every workspace; only the oracle is handed it."""
 
-    def __init__(self, task_folders: dict[tuple[str, str, str], Path], work: Path) -> None:
+    def __init__(
+        self,
+        task_folders: dict[tuple[str, str, str], Path],
+        work: Path,
+        datasets: dict[str, str] | None = None,
+    ) -> None:
         self.task_folders = task_folders
         self.work = work
+        self.datasets = datasets or {}  # task key -> the dataset its trials run on
         self._lock = threading.Lock()
         self._built: dict[tuple[str, str, str], Path | None] = {}
 
@@ -34,4 +41,5 @@ class GoldSolutions:
         if folder is None:
             return None
         task = load_task(folder)
-        return family_of(task).solution(task, self.work)
+        dataset = self.datasets.get(task.key)
+        return family_of(task).solution(task, self.work, Path(dataset) if dataset else None)

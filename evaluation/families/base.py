@@ -125,8 +125,12 @@ class TaskFamily(Protocol):
         (``judge``: given to judged families only)."""
         ...
 
-    def solution(self, task: LoadedTask, work: Path) -> Path | None:
-        """The reference solution (a folder copied over ``submission``), or None."""
+    def solution(
+        self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
+    ) -> Path | None:
+        """The reference solution (a folder copied over ``submission``), or None; families
+        whose reference depends on the data (DA reports cite anchor values) render it for
+        ``dataset_dir``, the trial's dataset."""
         ...
 
     def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
@@ -179,7 +183,9 @@ class FamilyBase:
     ) -> TaskVerification:
         raise UnsupportedTaskError(f"{self.name} tasks are not verified")
 
-    def solution(self, task: LoadedTask, work: Path) -> Path | None:
+    def solution(
+        self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
+    ) -> Path | None:
         return None
 
     def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:

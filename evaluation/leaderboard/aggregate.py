@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from benchforge.core.errors import BenchforgeError
 from benchforge.core.records import TrialScore
 from benchforge.evaluation.leaderboard.models import (
+    JudgedTaskRow,
     Leaderboard,
     LeaderboardRow,
     TaskCell,
@@ -111,7 +112,36 @@ def build_leaderboard(
         tasks=_tasks(scores, cells, rows),
         infra_errors=_issues(scores, "infra_error"),
         unscored=_issues(scores, "unscored"),
+        judged=_judged(scored),
     )
+
+
+def _judged(scored: Sequence[TrialScore]) -> list[JudgedTaskRow]:
+    groups: dict[tuple[str, str, str], list[TrialScore]] = defaultdict(list)
+    for s in scored:
+        if s.judged is not None:
+            groups[(s.key.task_id, s.key.agent, s.key.model)].append(s)
+    rows = []
+    for (task_id, agent, model), trials in sorted(groups.items()):
+        records = [t.judged for t in trials if t.judged is not None]
+        costs = [r.cost_usd for r in records]
+        rows.append(
+            JudgedTaskRow(
+                task_id=task_id,
+                agent=agent,
+                model=model,
+                trials=len(trials),
+                judge_requests=sum(r.requests for r in records),
+                judge_cache_hits=sum(r.cache_hits for r in records),
+                judge_cost_usd=None if None in costs else math.fsum(c or 0.0 for c in costs),
+                unscored_items=sum(len(r.unscored) for r in records),
+                pairs=sum(r.pairs for r in records),
+                inconsistent_pairs=sum(r.inconsistent_pairs for r in records),
+                disagreements=sum(len(r.disagreements) for r in records),
+                injection_flags=sum(len(r.injection_flags) for r in records),
+            )
+        )
+    return rows
 
 
 def _validate(scores: Sequence[TrialScore], run_id: str) -> None:

@@ -99,6 +99,25 @@ class LeaderboardRow(_Frozen):
         return row_label(self.agent, self.model)
 
 
+class JudgedTaskRow(_Frozen):
+    """How one task's judged trials of one (agent, model) were judged: judge requests and
+    cost, items the judge could not score, GSB pairs whose two orders disagreed, anchored items
+    where the judge and the code check disagreed, injection attempts caught."""
+
+    task_id: str
+    agent: str
+    model: str
+    trials: int
+    judge_requests: int
+    judge_cache_hits: int
+    judge_cost_usd: float | None  # None: some judge call had an unknown price
+    unscored_items: int
+    pairs: int
+    inconsistent_pairs: int
+    disagreements: int
+    injection_flags: int
+
+
 class Leaderboard(_Frozen):
     """A run's leaderboard: ranked rows, the per-task table, and the trials left out."""
 
@@ -117,6 +136,7 @@ class Leaderboard(_Frozen):
     tasks: list[TaskResult]  # sorted by task id
     infra_errors: list[TrialIssue]
     unscored: list[TrialIssue]
+    judged: list[JudgedTaskRow] = []  # judged families only, by task then agent
 
     @property
     def ranking(self) -> list[tuple[str, str]]:

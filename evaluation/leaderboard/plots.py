@@ -310,3 +310,76 @@ def status_bars(lb: Leaderboard) -> str:
             x += w
         parts.append(_text(x + 6, y_mid + 4, _plural(r.trials, "trial"), fill="#555"))
     return _svg(width, height, "Trials per agent and model, by status", parts)
+
+
+JUDGED_DIMENSIONS = (
+    "completeness",
+    "accuracy",
+    "insightfulness",
+    "readability",
+    "depth",
+    "gsb",
+    "business_alignment",
+    "technical_feasibility",
+    "design_quality",
+)
+_DIMENSION_COLORS = ("#1565c0", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#c62828")
+
+
+def dimension_bars(lb: Leaderboard) -> str:
+    """Grouped horizontal bars: each judged dimension's mean (0-100) per (agent, model)."""
+    dims = [d for d in JUDGED_DIMENSIONS if d in lb.metric_names]
+    rows = [r for r in lb.rows if any(d in r.metrics for d in dims)]
+    if not dims or not rows:
+        return ""
+    label_w = _label_width(r.label for r in rows)
+    plot_w, right, top, bar_h = 360.0, 150.0, 12.0, 9.0
+    group_h = bar_h * len(dims) + 12.0
+    axis_h = 30.0
+    height = top + group_h * len(rows) + axis_h
+    width = label_w + plot_w + right
+    parts: list[str] = []
+    for t in (0, 25, 50, 75, 100):
+        xt = label_w + plot_w * t / 100
+        parts.append(
+            _el("line", x1=_n(xt), x2=_n(xt), y1=_n(top), y2=_n(height - axis_h), stroke="#ddd")
+        )
+        parts.append(_text(xt, height - axis_h + 14, str(t), text_anchor="middle", fill="#555"))
+    for i, row in enumerate(rows):
+        y0 = top + i * group_h
+        parts.append(_text(label_w - 6, y0 + group_h / 2, _short(row.label), text_anchor="end"))
+        for j, dim in enumerate(dims):
+            value = row.metrics.get(dim)
+            if value is None:
+                continue
+            y = y0 + j * bar_h
+            color = _DIMENSION_COLORS[j % len(_DIMENSION_COLORS)]
+            parts.append(
+                _el(
+                    "rect",
+                    x=_n(label_w),
+                    y=_n(y),
+                    width=_n(plot_w * max(0.0, min(value, 100.0)) / 100),
+                    height=_n(bar_h - 1),
+                    fill=color,
+                )
+            )
+            parts.append(
+                _text(
+                    label_w + plot_w + 6,
+                    y + bar_h - 1,
+                    f"{dim} {value:.1f}",
+                    fill=color,
+                    tip=f"{row.label}: mean {dim} {value:.1f}",
+                )
+            )
+    parts.append(
+        _text(
+            label_w + plot_w / 2,
+            height - 4,
+            "judged dimensions (mean over tasks, 0-100)",
+            text_anchor="middle",
+            fill="#555",
+        )
+    )
+    return _svg(width, height, "judged dimension scores per agent", parts)

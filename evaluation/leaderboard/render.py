@@ -149,7 +149,43 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
         ]
 
     issue_headers = ["Trial", "Agent", "Model", "Task", "Epoch", "Termination"]
+    judged_headers = [
+        "Task",
+        "Agent",
+        "Model",
+        "Trials",
+        "Judge requests",
+        "Cache hits",
+        "Judge cost (USD)",
+        "Unscored items",
+        "Inconsistent pairs",
+        "Judge-code disagreements",
+        "Injections caught",
+    ]
+    judged_rows = [
+        [
+            j.task_id,
+            j.agent,
+            j.model,
+            str(j.trials),
+            str(j.judge_requests),
+            str(j.judge_cache_hits),
+            fmt.MISSING if j.judge_cost_usd is None else fmt.usd(j.judge_cost_usd),
+            str(j.unscored_items),
+            f"{j.inconsistent_pairs}/{j.pairs}",
+            str(j.disagreements),
+            str(j.injection_flags),
+        ]
+        for j in lb.judged
+    ]
     return {
+        "judged": _Table(
+            "judged",
+            judged_headers,
+            judged_rows,
+            frozenset(range(3, len(judged_headers))),
+            "No judged trials.",
+        ),
         "summary": _Table(
             "summary", summary_headers, summary_rows, frozenset({0, 3, 4, 5, 6}), "No trials."
         ),
@@ -194,12 +230,20 @@ TASK_NOTE = (
     "Means over the scored epochs of each task; a task with no scored epoch shows "
     f"{fmt.MISSING} and is left out of the agent's means (it is not counted as 0)."
 )
+JUDGED_NOTE = (
+    "Judged trials (analysis reports, blueprints): per-dimension scores are the metric columns "
+    "above (completeness, accuracy, insightfulness, readability, depth, gsb; business "
+    "alignment, technical feasibility, design quality). Unscored items are left out of both "
+    "sums, never counted as 0; a GSB pair whose two orders disagree is inconsistent and "
+    "excluded from G/S/B."
+)
 DETAILS_NOTE = "Every figure per agent and model: confidence interval, each metric, tokens, time."
 SECTIONS = [
     ("summary", "Leaderboard", None),
     ("board", "Details", DETAILS_NOTE),
     ("pass", "pass@k", PASS_NOTE),
     ("tasks", "Per task", TASK_NOTE),
+    ("judged", "Judging", JUDGED_NOTE),
     ("infra", "Infra errors", "Trials that could not be run fairly; excluded from every score."),
     ("unscored", "Unscored", "Trials of tasks without a scorer; excluded from every score."),
 ]
@@ -241,6 +285,8 @@ def to_markdown(lb: Leaderboard) -> str:
         out += [f"> **Note.** {_md(warning)}", ""]
     tables = _tables(lb)
     for key, heading, note in SECTIONS:
+        if key == "judged" and not lb.judged:
+            continue
         out += [f"## {heading}", ""]
         if note:
             out += [_md(note), ""]
@@ -321,8 +367,11 @@ def to_html(lb: Leaderboard) -> str:
     plots_for = {
         "summary": [plots.score_bars(lb), plots.status_bars(lb)],
         "tasks": [plots.task_heatmap(lb)],
+        "judged": [plots.dimension_bars(lb)],
     }
     for key, heading, note in SECTIONS:
+        if key == "judged" and not lb.judged:
+            continue
         parts.append(f'<section id="{key}"><h2>{_h(heading)}</h2>')
         if note:
             parts.append(f'<p class="note">{_h(note)}</p>')

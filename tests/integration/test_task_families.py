@@ -110,7 +110,9 @@ class ToyFamily(FamilyBase):
             result.problems.append(f"the do-nothing submission scores {result.empty}")
         return result
 
-    def solution(self, task: LoadedTask, work: Path) -> Path | None:
+    def solution(
+        self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
+    ) -> Path | None:
         folder = work / "toy-solutions" / task.spec.id
         folder.mkdir(parents=True, exist_ok=True)
         gold = self.prepare_gold(task, Path(), work)
