@@ -31,6 +31,11 @@ def add_parser(sub: Subparsers) -> None:
         action="store_true",
         help="verify the mutation and reward-hack catalogues too (what the scheduled nightly does)",
     )
+    nightly.add_argument(
+        "--da-suite",
+        action="append",
+        help="judged analysis suites run as RUN-da (default: da-crm; 'none' for none)",
+    )
     nightly.set_defaults(func=nightly_command)
 
 
@@ -65,6 +70,7 @@ def nightly_command(args: argparse.Namespace) -> int:
             verify=not args.no_verify,
             verify_mutations=args.mutations,
             run_id=args.run_id,
+            da_suites=_da_suites(args.da_suite),
         )
     for domain, location in sorted(result.datasets.items()):
         print(f"dataset {domain}: {location}")
@@ -74,4 +80,19 @@ def nightly_command(args: argparse.Namespace) -> int:
     print(result.report.markdown)
     for name, uri in sorted(result.report.uris.items()):
         print(f"saved {name}: {uri}")
+    if result.judged is not None:
+        judged = result.judged
+        print(f"verified {judged.verified_tasks} judged tasks (reference >= 90, empty 0)")
+        print_run(judged.run)
+        if judged.scores.judge is not None:
+            print(judged.scores.judge.line())
+        print(judged.report.markdown)
+        for name, uri in sorted(judged.report.uris.items()):
+            print(f"saved {name}: {uri}")
     return 0
+
+
+def _da_suites(given: list[str] | None) -> list[str] | None:
+    if not given:
+        return None
+    return [] if given == ["none"] else given

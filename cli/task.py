@@ -18,13 +18,19 @@ def add_parser(sub: Subparsers) -> None:
             "validate PATH   check every task.yaml under PATH (files present, fields valid)\n"
             "schema          print the JSON Schema of task specs\n"
             "contract PATH   regenerate data_contract.yaml of de_impl tasks from a gold build\n"
-            "verify PATH     gold = 100/100/100, do-nothing = 0, mutations = predicted"
+            "verify PATH     gold = 100/100/100, do-nothing = 0, mutations = predicted;\n"
+            "                judged: reference >= 90, empty 0, wrong anchors lose their items\n"
+            "prepare PATH    da_open tasks: evaluate the anchors on a dataset (--seed, --scale)\n"
+            "                and write the rubric with the values substituted (--out)"
         ),
         formatter_class=argparse.RawTextHelpFormatter,
     )
-    task.add_argument("action", choices=["validate", "schema", "contract", "verify"])
+    task.add_argument("action", choices=["validate", "schema", "contract", "verify", "prepare"])
     task.add_argument("path", nargs="?", default="task_specs")
-    task.add_argument("--dataset", help="contract: dataset to build the gold on")
+    task.add_argument("--dataset", help="contract / prepare: dataset to build the gold on")
+    task.add_argument("--seed", type=int, help="prepare: the dataset's seed (default the task's)")
+    task.add_argument("--scale", type=float, help="prepare: the dataset's scale")
+    task.add_argument("--out", default="out/prepared", help="prepare: where rubrics are written")
     task.set_defaults(func=task_command)
 
 
@@ -55,7 +61,50 @@ def task_command(args: argparse.Namespace) -> int:
         return 0
     if args.action == "contract":
         return contract(args)
+    if args.action == "prepare":
+        return prepare(args)
     return verify(args)
+
+
+def prepare(args: argparse.Namespace) -> int:
+    """Anchors evaluated on the dataset, substituted into each DA task's rubric and reference:
+    what the judge will see for trials on that dataset."""
+    quiet_prefect(args.verbose)
+    import json
+
+    from benchforge.core.settings import load_settings
+    from benchforge.evaluation.families import family_of
+    from benchforge.evaluation.judges.render import rubric_markdown
+    from benchforge.evaluation.tasks import load_tasks
+    from benchforge.flows.datasets import local_dataset
+    from benchforge.harness.sandbox_policy import work_root
+
+    work = work_root(load_settings())
+    out = Path(args.out)
+    prepared = 0
+    for loaded in load_tasks(_tasks_root(args.path)):
+        if loaded.spec.family != "da_open":
+            continue
+        ref = loaded.spec.dataset
+        seed = ref.seed if args.seed is None else args.seed
+        scale = ref.scale if args.scale is None else args.scale
+        dataset = local_dataset(ref.domain, args.dataset, work / "datasets", scale, seed)
+        gold = family_of(loaded).prepare_gold(loaded, dataset, work / "scoring")
+        folder = out / loaded.spec.suite / loaded.spec.id
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "rubric.md").write_text(rubric_markdown(gold.rubric), encoding="utf-8")
+        (folder / "reference.md").write_text(gold.reference, encoding="utf-8")
+        anchors = {k: v.model_dump(mode="json") for k, v in gold.anchors.items()}
+        (folder / "anchors.json").write_text(json.dumps(anchors, indent=2) + "\n")
+        values = ", ".join(f"{k}={v.text}" for k, v in sorted(gold.anchors.items()))
+        print(f"ok  {loaded.key} on {ref.domain} scale {scale:g} seed {seed}: {values}")
+        print(f"    rubric {gold.rubric.version} -> {folder}")
+        prepared += 1
+    if not prepared:
+        from benchforge.core.errors import ConfigError
+
+        raise ConfigError(f"no da_open task under {args.path}")
+    return 0
 
 
 def verify(args: argparse.Namespace) -> int:
@@ -65,11 +114,13 @@ def verify(args: argparse.Namespace) -> int:
     results = verify_tasks(path=str(_tasks_root(args.path)))
     for r in results:
         gold, empty, checks, held = verification_cells(r)
-        extra = "".join(f", {c}" for c in (checks, held) if c != "-")
-        if r.judged is None and r.mutations:
-            extra = extra.replace(checks, f"mutations {checks} as predicted", 1)
+        extra = ""
+        if r.judged is not None and checks != "-":
+            extra += f", {checks}"
+        elif r.mutations:
+            extra += f", mutations {checks} as predicted"
         if r.hacks:
-            extra = extra.replace(f", {held}", f", reward hacks {held} held", 1)
+            extra += f", reward hacks {held} held"
         print(f"ok  {r.task}: gold {gold}, empty {empty}{extra}")
     tried = sum(len(r.hacks) for r in results)
     print(f"reward hacks: {tried} tried, {sum(h.ok for r in results for h in r.hacks)} held")

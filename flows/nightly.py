@@ -21,7 +21,14 @@ from benchforge.core.artifacts import open_store
 from benchforge.core.records import AgentLimits, LlmOptions
 from benchforge.core.settings import load_settings
 from benchforge.flows.datasets import resolve_datasets, resolve_heldout
-from benchforge.flows.defaults import NIGHTLY_AGENTS, NIGHTLY_SUITES, nightly_models
+from benchforge.flows.defaults import (
+    NIGHTLY_AGENTS,
+    NIGHTLY_DA_AGENTS,
+    NIGHTLY_DA_SUITES,
+    NIGHTLY_SUITES,
+    nightly_da_models,
+    nightly_models,
+)
 from benchforge.flows.gold import build_gold, gold_key
 from benchforge.flows.report import ReportSummary, artifact_key, publish_report
 from benchforge.flows.runs import RunId, RunSummary, ScoreSummary, run_suite, score_run
@@ -33,6 +40,16 @@ from benchforge.harness.sandbox_policy import work_root
 from benchforge.harness.store import RunStore
 
 
+class JudgedNightly(BaseModel):
+    """The nightly's run of judged suites (analysis tasks): its own run, agents and report."""
+
+    run_id: str
+    verified_tasks: int
+    run: RunSummary
+    scores: ScoreSummary
+    report: ReportSummary
+
+
 class NightlyResult(BaseModel):
     run_id: str
     run_date: date
@@ -42,6 +59,7 @@ class NightlyResult(BaseModel):
     run: RunSummary
     scores: ScoreSummary
     report: ReportSummary
+    judged: JudgedNightly | None = None
 
 
 def scheduled_date() -> date:
@@ -81,6 +99,9 @@ def nightly(
     concurrency: Annotated[int, Field(ge=1, le=256)] = 4,
     limits: AgentLimits | None = None,
     run_id: RunId | None = None,
+    da_suites: list[str] | None = None,
+    da_agents: list[AgentSpelling] | None = None,
+    da_models: list[str] | None = None,
 ) -> NightlyResult:
     """The nightly evaluation. Every parameter is checked before any data work; rerunning a
     date resumes that date's run, and resuming with other inputs is refused.
@@ -104,6 +125,11 @@ def nightly(
         limits: per-trial budgets (rounds, seconds, memory).
         run_id: name the run yourself (resuming it needs the same inputs); default
             nightly-DATE.
+        da_suites: judged analysis suites run beside the DE run, as a run of their own
+            (RUN_ID-da) with their own agents (default da-crm; [] for none).
+        da_agents: agents of the analysis run (default oracle, null, react-da).
+        da_models: models of the analysis run; default gpt-4.1-mini with an API key, else the
+            mock server's scripted react-da (mock-script:react-da-report).
     """
     logger = get_run_logger()
     settings = load_settings()
@@ -113,9 +139,13 @@ def nightly(
     limits = limits or AgentLimits()
     if models is None:
         models = nightly_models(settings.openai_api_key is not None)
-    request = check_request(
-        "task_specs", suites, None, agents, models, overrides, settings.openai_api_key is not None
-    )
+    has_key = settings.openai_api_key is not None
+    request = check_request("task_specs", suites, None, agents, models, overrides, has_key)
+    da_suites = list(NIGHTLY_DA_SUITES if da_suites is None else da_suites)
+    da_agents = list(da_agents or NIGHTLY_DA_AGENTS)
+    da_models = list(da_models if da_models is not None else nightly_da_models(has_key))
+    if da_suites:
+        check_request("task_specs", da_suites, None, da_agents, da_models, overrides, has_key)
     run_date = run_date or scheduled_date()
     run_id = run_id or nightly_run_id(run_date, overrides)
     store = open_store(settings.artifact_root)
@@ -173,6 +203,20 @@ def nightly(
     )
     scores = score_run(run_id=run_id)
     board = publish_report(run_id)
+    judged = None
+    if da_suites:
+        judged = _judged_run(
+            f"{run_id}-da",
+            da_suites,
+            da_agents,
+            da_models,
+            epochs,
+            concurrency,
+            limits,
+            overrides,
+            verify,
+            work,
+        )
     create_markdown_artifact(
         key=artifact_key("nightly", run_id),
         markdown=_nightly_markdown(run_id, run_date, by_domain, gold, verified, summary),
@@ -193,6 +237,46 @@ def nightly(
         run=summary,
         scores=scores,
         report=board,
+        judged=judged,
+    )
+
+
+def _judged_run(
+    run_id: str,
+    suites: list[str],
+    agents: list[AgentSpelling],
+    models: list[str],
+    epochs: int,
+    concurrency: int,
+    limits: AgentLimits,
+    overrides: dict[str, str],
+    verify: bool,
+    work: Path,
+) -> JudgedNightly:
+    """Verifies, runs, scores (through the judge) and reports the judged suites."""
+    verified = 0
+    if verify:
+        for suite in suites:
+            verified += len(
+                verify_tasks(path=f"task_specs/{suite}", work=str(work), datasets=overrides)
+            )
+    summary = run_suite(
+        suites=suites,
+        agents=agents,
+        models=models,
+        epochs=epochs,
+        concurrency=concurrency,
+        run_id=run_id,
+        limits=limits,
+        datasets=overrides,
+    )
+    scores = score_run(run_id=run_id)
+    return JudgedNightly(
+        run_id=run_id,
+        verified_tasks=verified,
+        run=summary,
+        scores=scores,
+        report=publish_report(run_id),
     )
 
 
