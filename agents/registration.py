@@ -61,6 +61,7 @@ class AgentEntry:
     config_required: bool
     order: int
     source: str  # module.qualname of what was decorated
+    mock_model: str | None = None  # the mock server's model it runs on offline by default
 
     @property
     def spellings(self) -> list[str]:
@@ -80,8 +81,11 @@ def register_agent(
     config: type[BaseModel] | None = None,
     config_required: bool = False,
     order: int = 100,
+    mock_model: str | None = None,
 ) -> Callable[[T], T]:
-    """Registers the decorated agent class (or factory function) under ``name``."""
+    """Registers the decorated agent class (or factory function) under ``name``.
+    ``mock_model``: for an agent that calls a model, the mock server's model (a script) it
+    runs on when a run names no model and no API key is configured."""
     if not NAME.match(name):
         raise ValueError(f"agent name {name!r}: lower-case letters, digits, '_', '.', '-'")
     if config_required and config is None:
@@ -99,7 +103,9 @@ def register_agent(
             factory = target
         else:
             raise TypeError(f"register_agent({name!r}): not a class or a function: {target!r}")
-        _AGENTS[name] = AgentEntry(name, factory, config, config_required, order, source)
+        _AGENTS[name] = AgentEntry(
+            name, factory, config, config_required, order, source, mock_model
+        )
         return target
 
     return decorate

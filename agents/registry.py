@@ -33,6 +33,7 @@ __all__ = [
     "agent_names",
     "agent_spellings",
     "build_agent",
+    "default_models",
     "register_agent",
     "registered_agents",
 ]
@@ -110,3 +111,20 @@ def build_agent(spec: str, solutions: SolutionProvider = _no_solutions) -> Agent
     elif entry.config_required:
         raise ConfigError(f"agent {name!r} needs a config file: {name}=path/to/agent.yaml")
     return entry.factory(config, AgentResources(solutions=solutions))
+
+
+DEFAULT_REAL_MODEL = "gpt-4.1-mini"
+
+
+def default_models(spellings: list[str], has_api_key: bool) -> list[str]:
+    """The models a run uses when it names none: with an API key a real default model, else
+    each model-calling agent's own mock script (``register_agent(mock_model=...)``), so
+    ``benchforge run --suite da-crm --agent react-da`` runs offline as it stands."""
+    if has_api_key:
+        return [DEFAULT_REAL_MODEL]
+    models = []
+    for spelling in spellings:
+        entry = agent_entry(spelling.partition("=")[0])
+        if entry is not None and entry.mock_model and entry.mock_model not in models:
+            models.append(entry.mock_model)
+    return models

@@ -30,9 +30,12 @@ def add_parser(sub: Subparsers) -> None:
             "Runs every (task, agent, model, epoch) not yet done in the run (resumable: rerun\n"
             "with --run-id to continue after a crash), each trial in a private sandboxed\n"
             "workspace, then scores the trials (flow score_run). Agents: oracle, null,\n"
-            "react-de, single-call, command=agent.yaml, react-de=config.yaml. With no API key\n"
-            "configured, models must be the mock server's (mock-echo, mock-script:<name>)\n"
-            "and the run starts it."
+            "react-de, react-da, single-call, command=agent.yaml, react-de=config.yaml. With no\n"
+            "API key configured, models must be the mock server's (mock-echo,\n"
+            "mock-script:<name>) and the run starts it; with no --model each model-calling\n"
+            "agent runs its own mock script (react-de, react-da).\n"
+            "Judged tasks (da_open reports, de_arch blueprints) are scored by an LLM judge\n"
+            "(--judge-model; offline the mock server's mock-judge)."
         ),
         formatter_class=argparse.RawTextHelpFormatter,
     )
@@ -98,12 +101,17 @@ def add_parser(sub: Subparsers) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     quiet_prefect(args.verbose)
+    from benchforge.core.settings import load_settings
+    from benchforge.harness.preflight import resolve_models
+
+    has_key = load_settings().openai_api_key is not None
+    args.model = resolve_models(args.agent, args.model or [], has_key)
     preflight(
         args.tasks_root,
         args.suite,
         args.task or None,
         args.agent,
-        args.model or [],
+        args.model,
         parse_datasets(args.dataset),
     )
     from benchforge.core.progress import listening

@@ -47,7 +47,7 @@ from benchforge.harness.identity import check_rerun, run_identity
 from benchforge.harness.judging import JudgeUsage, judge_session
 from benchforge.harness.matrix import chunked, expand
 from benchforge.harness.models import ChunkSummary, TrialPlan
-from benchforge.harness.preflight import check_request, suite_tasks
+from benchforge.harness.preflight import check_request, resolve_models, suite_tasks
 from benchforge.harness.sandbox_policy import hidden_paths, work_root
 from benchforge.harness.scoring import GoldCache, ScoreMemo, score_trial
 from benchforge.harness.store import RunStore
@@ -182,7 +182,8 @@ def run_suite(
         suites: task suites under ``tasks_root``, e.g. de-crm.
         agents: oracle, null, react-de, single-call, or NAME=CONFIG.yaml (command=AGENT.yaml).
         models: models for agents that call one; without an API key only the mock server's
-            (mock-echo, mock-script:NAME). Empty: no agent may call a model.
+            (mock-echo, mock-script:NAME). Empty: gpt-4.1-mini with an API key, else each
+            model-calling agent's own mock script (react-de, react-da).
         epochs: trials per (task, agent, model); pass@k needs k epochs.
         concurrency: trials at once.
         sandbox_concurrency: sandboxed commands at once.
@@ -204,7 +205,7 @@ def run_suite(
     logger = get_run_logger()
     t0 = time.monotonic()
     settings = load_settings()
-    models = list(models or [])
+    models = resolve_models(list(agents), list(models or []), settings.openai_api_key is not None)
     limits = limits or AgentLimits()
     llm = llm or LlmOptions()
     request = check_request(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchforge.agents.protocol import Agent
-from benchforge.agents.registry import build_agent
+from benchforge.agents.registry import build_agent, default_models
 from benchforge.core.artifacts import LAYOUT, open_store
 from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import ConfigError
@@ -57,6 +57,18 @@ def suite_tasks(tasks_root: str, suites: list[str], task_ids: list[str] | None) 
     if not found:
         raise ConfigError(f"no tasks in {', '.join(suites)} under {root}")
     return found
+
+
+def resolve_models(agents: list[str], models: list[str], has_api_key: bool) -> list[str]:
+    """``models``, or when none is named and an agent calls a model, the defaults: a real
+    model with an API key, else each such agent's mock script."""
+    if models:
+        return list(models)
+    try:
+        calls_model = any(build_agent(spelling).uses_model for spelling in agents)
+    except ConfigError:
+        return []  # check_request names the bad agent
+    return default_models(agents, has_api_key) if calls_model else []
 
 
 def check_models(models: list[str], uses_model: bool, has_api_key: bool) -> None:
