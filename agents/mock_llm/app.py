@@ -243,7 +243,10 @@ async def _answer(
             kind="invalid_request_error",
         )
     policy_request = PolicyRequest(
-        model=parsed.model, messages=parsed.messages, tools=parsed.tools or []
+        model=parsed.model,
+        messages=parsed.messages,
+        tools=parsed.tools or [],
+        headers={name.lower(): value for name, value in request.headers.items()},
     )
     try:
         policy = state.resolver.resolve(policy_request)

@@ -3,6 +3,8 @@
     mock-echo[:anything]      EchoPolicy: answers the last user message
     mock-script:<name>        the script <name> (scripted or tool_sequence)
     mock-scripted             the script named in the system prompt: "mock-script: <name>"
+    mock-judge[-<variant>]    a mock LLM judge (``judge_policies``: faithful, obedient,
+                              malformed:<n>, broken, noisy:<params>)
 
 A policy is stateless: it reads the turn from the conversation (the number of assistant
 messages so far), so retries, concurrency and caching cannot make it skip or repeat a turn.
@@ -39,6 +41,9 @@ class PolicyRequest(BaseModel):
     model: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = Field(default_factory=list)
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="the HTTP request's headers, names lower-cased"
+    )
 
     @property
     def turn(self) -> int:
@@ -185,7 +190,8 @@ class PolicyResolver:
         self._echo = EchoPolicy()
 
     def model_names(self) -> list[str]:
-        names = ["mock-echo", "mock-scripted"]
+        names = ["mock-echo", "mock-scripted", "mock-judge", "mock-judge-obedient"]
+        names.append("mock-judge-broken")
         names += [f"mock-script:{name}" for name in sorted(self.scripts)]
         names += sorted(self.custom)
         return names
@@ -212,6 +218,11 @@ class PolicyResolver:
                     "model mock-scripted needs 'mock-script: <name>' in the system prompt"
                 )
             return self._script(found.group(1))
+        if model == "mock-judge" or model.startswith("mock-judge-"):
+            # Imported here: the judge policies import this module (and the judges library).
+            from benchforge.agents.mock_llm.judge_policies import judge_policy
+
+            return judge_policy(model)
         raise PolicyError(
             f"The model '{request.model}' does not exist on the benchforge mock server "
             f"(known: {', '.join(self.model_names())})",

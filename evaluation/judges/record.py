@@ -1,0 +1,125 @@
+"""What a judged trial score keeps of its judging: a ``JudgeRecord`` (core/records/scores.py).
+
+Built from the judge's own ledger (one task's calls) and the scores the judges returned: which
+judges (model, prompt and rubric versions, mode), how many requests reached the endpoint (cache
+hits aside), the cost (None as soon as one sent call is unpriced: a partial sum would pass for
+the whole), what could not be judged, and every item with its evidence (quotes cut to 300
+characters).
+"""
+
+from __future__ import annotations
+
+from benchforge.core.records import JudgedItem, JudgeRecord
+from benchforge.evaluation.judges.client import Judge
+from benchforge.evaluation.judges.models import (
+    ArchitectureScore,
+    GsbScore,
+    ItemVerdict,
+    JudgeInfo,
+    RubricScore,
+)
+
+EVIDENCE_CHARS = 300
+
+
+def _truncate(text: str, limit: int = EVIDENCE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _judge_entry(info: JudgeInfo) -> dict[str, str]:
+    entry = {
+        "judge": info.judge,
+        "model": info.model,
+        "prompt_version": info.prompt_version,
+        "mode": info.mode,
+    }
+    if info.rubric_version is not None:
+        entry["rubric_version"] = info.rubric_version
+    return entry
+
+
+def _item(v: ItemVerdict, group: str, kind: str) -> JudgedItem:
+    return JudgedItem(
+        id=v.item_id,
+        group=group,
+        kind=kind,
+        points=v.points,
+        earned=v.earned if v.status == "scored" else None,
+        status=v.status,
+        evidence=[_truncate(q) for q in v.evidence],
+        flags=list(v.flags),
+        reason=v.reason,
+    )
+
+
+def _dedupe(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+def judge_record(
+    *,
+    judge: Judge,
+    rubric: RubricScore | None = None,
+    gsb: GsbScore | None = None,
+    architecture: ArchitectureScore | None = None,
+) -> JudgeRecord:
+    """The record of one judged trial (see the module docstring)."""
+    records = judge.ledger.records()
+    sent = [r for r in records if not r.cache_hit]
+    unpriced = any(r.status == "ok" and r.cost_usd is None for r in sent)
+    cost = None if unpriced else sum(r.cost_usd or 0.0 for r in sent)
+
+    judges: list[dict[str, str]] = []
+    unscored: list[str] = []
+    disagreements: list[str] = []
+    flags: list[str] = []
+    items: list[JudgedItem] = []
+    pairs = inconsistent = 0
+    if rubric is not None:
+        judges.append(_judge_entry(rubric.info))
+        unscored += rubric.unscored
+        disagreements += rubric.disagreements
+        flags += rubric.injection_flags
+        for v in rubric.items:
+            group = f"{v.standard_id}/{v.path_id or 'unlisted'}"
+            items.append(_item(v, group, v.type or "unlisted"))
+    if architecture is not None:
+        judges.append(_judge_entry(architecture.info))
+        unscored += architecture.unscored
+        flags += architecture.injection_flags
+        items += [_item(v, v.dimension or "", v.dimension or "") for v in architecture.items]
+    if gsb is not None:
+        judges.append(_judge_entry(gsb.info))
+        pairs = len(gsb.pairs)
+        inconsistent = gsb.inconsistent
+        for p in gsb.pairs:
+            pair_id = f"gsb:{p.baseline_id}:{p.dimension}"
+            counted = p.status == "scored" and p.consistent
+            if p.status == "unscored":
+                unscored.append(pair_id)
+            earned = {"good": 1.0, "same": 0.0, "bad": -1.0}[p.verdict] if p.verdict else None
+            items.append(
+                JudgedItem(
+                    id=pair_id,
+                    group=p.baseline_id,
+                    kind="gsb",
+                    points=1.0,
+                    earned=earned if counted else None,
+                    status="scored" if counted else "unscored",
+                    flags=[] if counted or p.status == "unscored" else ["inconsistent"],
+                    reason=f"candidate raw score {p.raw_first} shown first, "
+                    f"{p.raw_second} shown second",
+                )
+            )
+    return JudgeRecord(
+        judges=judges,
+        requests=len(sent),
+        cache_hits=len(records) - len(sent),
+        cost_usd=cost,
+        unscored=_dedupe(unscored),
+        pairs=pairs,
+        inconsistent_pairs=inconsistent,
+        disagreements=_dedupe(disagreements),
+        injection_flags=_dedupe(flags),
+        items=items,
+    )
