@@ -48,7 +48,11 @@ class ReactDaConfig(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0)
 
 
-@register_agent("react-da", config=ReactDaConfig, order=25)
+MOCK_MODEL = "mock-script:react-da-report"
+"""The mock server's script react-da runs on offline when a run names no model."""
+
+
+@register_agent("react-da", config=ReactDaConfig, order=25, mock_model=MOCK_MODEL)
 class ReactDaAgent:
     name = "react-da"
     uses_model = True

@@ -42,9 +42,9 @@ OUTPUT_TAIL = 8000
 READ_CHARS = 20000
 PYTHON = sys.executable
 """The interpreter sandboxed code runs on: benchforge's, with pandas, duckdb and matplotlib."""
-MPL_CONFIG_DIR = "/tmp/benchforge-matplotlib"
-"""matplotlib's cache, outside the workspace: its font list is not part of the agent's work
-(the sandbox's private /tmp; rebuilding it costs well under a second)."""
+CACHE_DIR = "/tmp/benchforge-cache"
+"""matplotlib's and fontconfig's caches, outside the workspace: font lists are not the agent's
+work (in the sandbox's private /tmp; rebuilding them costs well under a second)."""
 
 # Runs inside the sandbox: reads {"db", "query", "max_rows"} on stdin, prints a text table.
 _SQL_RUNNER = r"""
@@ -182,7 +182,7 @@ class DaToolbox:
             return self._finish(str(arguments.get("summary", "")))
         except KeyError as missing:
             return ToolOutcome(output=f"error: missing argument {missing}", ok=False)
-        except ValueError as exc:
+        except (ValueError, OSError) as exc:  # bad arguments, or a file that cannot be used
             return ToolOutcome(output=f"error: {exc}", ok=False)
 
     # ------------------------------------------------------------------ code tools (sandboxed)
@@ -191,7 +191,8 @@ class DaToolbox:
         database = analysis_database(self.env)
         return {
             "MPLBACKEND": "Agg",
-            "MPLCONFIGDIR": MPL_CONFIG_DIR,
+            "MPLCONFIGDIR": f"{CACHE_DIR}/matplotlib",
+            "XDG_CACHE_HOME": CACHE_DIR,
             "PYTHONUNBUFFERED": "1",
             **({"ANALYSIS_DB": str(database)} if database is not None else {}),
         }
@@ -278,11 +279,10 @@ class DaToolbox:
         agent gets a chance to write it (an agent repeating the refused call is stopped by the
         repeated-action rule)."""
         report = self.env.workspace / report_path(self.env)
-        if not report.is_file() or not report.read_text(encoding="utf-8", errors="replace"):
+        if not report.is_file() or not report.read_text(encoding="utf-8", errors="replace").strip():
             return ToolOutcome(
                 output=f"error: {report_path(self.env)} is missing or empty; write the report "
                 "with write_file before finishing",
                 ok=False,
             )
         return ToolOutcome(output="finished", ok=True, terminate=True, answer=summary)
-

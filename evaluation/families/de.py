@@ -348,7 +348,7 @@ class DeArchFamily(DeFamily):
         unscored = reference.judged.unscored if reference.judged is not None else []
         return TaskVerification(
             task=task.key,
-            dataset="",
+            dataset=str(dataset_dir),
             gold=PredictedScore(cs=ref or 0.0, cfs=ref or 0.0, sr=ref or 0.0),
             empty=PredictedScore(cs=nothing or 0.0, cfs=nothing or 0.0, sr=nothing or 0.0),
             problems=problems,

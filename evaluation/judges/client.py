@@ -13,7 +13,14 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchforge.core.llm import LlmConfig, LlmError, LlmLedger, LlmResponse, LlmTotals
+from benchforge.core.llm import (
+    LlmCallRecord,
+    LlmConfig,
+    LlmError,
+    LlmLedger,
+    LlmResponse,
+    LlmTotals,
+)
 from benchforge.evaluation.judges.models import JudgeMode
 
 Message = Mapping[str, Any]
@@ -58,25 +65,32 @@ class Judge:
         settings: JudgeSettings | None = None,
         ledger: LlmLedger | None = None,
         headers: Mapping[str, str] | None = None,
+        parents: Sequence[LlmLedger] = (),
     ) -> None:
         self.llm = llm
         self.settings = settings or JudgeSettings()
         self.ledger = ledger if ledger is not None else LlmLedger()
         self.headers = dict(headers or {})
+        self._parents = tuple(parents)  # ledgers of the judges this one was made from
 
     @property
     def model(self) -> str:
         return self.llm.config.model
 
     def for_task(self) -> Judge:
-        """The same client and settings with a fresh ledger (one task's calls)."""
-        return Judge(self.llm, self.settings, headers=self.headers)
+        """The same client and settings with a fresh ledger (one task's calls); its calls are
+        recorded in this judge's ledger too (a scoring run's totals)."""
+        return Judge(
+            self.llm, self.settings, headers=self.headers, parents=(self.ledger, *self._parents)
+        )
 
     def with_headers(self, headers: Mapping[str, str]) -> Judge:
         """The same judge (same ledger) sending ``headers`` with every call (not part of the
         cache key): calibration tags each request with its case id for the mock's noisy
         judges."""
-        return Judge(self.llm, self.settings, self.ledger, {**self.headers, **headers})
+        return Judge(
+            self.llm, self.settings, self.ledger, {**self.headers, **headers}, self._parents
+        )
 
     def complete(self, messages: Sequence[Message], **kwargs: Any) -> LlmResponse:
         """One call; its record lands in this ledger too (failures included) and
@@ -90,10 +104,14 @@ class Judge:
             response = self.llm.complete(messages, **kwargs)
         except LlmError as exc:
             if exc.record is not None:
-                self.ledger.append(exc.record)
+                self._record(exc.record)
             raise
-        self.ledger.append(response.record)
+        self._record(response.record)
         return response
+
+    def _record(self, record: LlmCallRecord) -> None:
+        for ledger in (self.ledger, *self._parents):
+            ledger.append(record)
 
     def totals(self) -> LlmTotals:
         return self.ledger.totals()

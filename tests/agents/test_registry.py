@@ -16,6 +16,7 @@ from benchforge.agents.registry import (
     agent_names,
     agent_spellings,
     build_agent,
+    default_models,
     register_agent,
 )
 from benchforge.core.errors import ConfigError
@@ -49,13 +50,15 @@ def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_shipped_agents_and_their_spellings() -> None:
-    assert agent_names() == ["oracle", "null", "react-de", "single-call", "command"]
+    assert agent_names() == ["oracle", "null", "react-de", "react-da", "single-call", "command"]
     assert agent_spellings() == [
         "oracle",
         "null",
         "react-de",
+        "react-da",
         "single-call",
         "react-de=CONFIG.yaml",
+        "react-da=CONFIG.yaml",
         "single-call=CONFIG.yaml",
         "command=AGENT.yaml",
     ]
@@ -68,7 +71,15 @@ def test_the_shipped_agents_and_their_spellings() -> None:
 
 def test_a_new_agent_is_one_registration(scratch_registry: None, tmp_path: Path) -> None:
     register_agent("toy", config=ToyConfig, order=50)(ToyAgent)
-    assert agent_names() == ["oracle", "null", "react-de", "single-call", "toy", "command"]
+    assert agent_names() == [
+        "oracle",
+        "null",
+        "react-de",
+        "react-da",
+        "single-call",
+        "toy",
+        "command",
+    ]
     assert "toy=CONFIG.yaml" in agent_spellings()
     agent = build_agent("toy")
     assert isinstance(agent, ToyAgent) and agent.config == ToyConfig()
@@ -105,5 +116,13 @@ def test_the_parameter_type_offers_the_registered_agents() -> None:
         with pytest.raises(ValidationError):
             spellings.validate_python(bad)
     choices = spellings.json_schema()["items"]["anyOf"]
-    assert choices[0]["enum"] == ["oracle", "null", "react-de", "single-call"]
-    assert choices[1]["pattern"] == r"^(react-de|single-call|command)=\S.*$"
+    assert choices[0]["enum"] == ["oracle", "null", "react-de", "react-da", "single-call"]
+    assert choices[1]["pattern"] == r"^(react-de|react-da|single-call|command)=\S.*$"
+
+
+def test_a_run_naming_no_model_gets_each_agents_own_mock_script() -> None:
+    assert default_models(["oracle", "react-da"], has_api_key=False) == [
+        "mock-script:react-da-report"
+    ]
+    assert default_models(["react-da"], has_api_key=True) == ["gpt-4.1-mini"]
+    assert default_models(["oracle", "null"], has_api_key=False) == []

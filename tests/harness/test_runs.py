@@ -70,11 +70,17 @@ def test_oracle_scores_100_and_null_0_and_a_rerun_redoes_nothing(
     assert not summary.mock_llm
     assert summary.isolation.backend == "namespace" and summary.isolation.network == "isolated"
     scored = score_run(run_id="oracle-null")
-    assert scored.statuses == {"scored": 8, "unscored": 4}
+    assert scored.statuses == {"scored": 12}
+    # the blueprints were judged by the mock server's faithful judge: 2 trials per agent, one
+    # judge call per rubric item for the oracle's (identical epochs share a score), none for
+    # the null agent's empty blueprint
+    assert scored.judge is not None and scored.judge.mock and scored.judge.requests == 3
     scores = scores_by("oracle-null")
     for (agent, _, task_id, _), s in scores.items():
         if task_id == "mini-arch-retention":
-            assert s.status == "unscored" and "judge" in (s.detail or "")
+            expected_rubric = 100.0 if agent == "oracle" else 0.0
+            assert s.metrics["rubric"] == expected_rubric, (agent, s.metrics)
+            assert s.judged is not None and s.judged.judges[0]["model"] == "mock-judge"
             continue
         expected = 100.0 if agent == "oracle" else 0.0
         assert s.metrics == {"cs": expected, "cfs": expected, "sr": expected}, (agent, task_id)
@@ -125,9 +131,17 @@ def test_verification_uses_the_run_datasets(artifacts: Path, dataset: Path) -> N
         hacks=False,
         datasets={"mini": str(dataset)},
     )
-    assert {r.task for r in results} == {"de-mini/mini-impl@1", f"de-mini/{EVOL}@1"}
+    assert {r.task for r in results} == {
+        "de-mini/mini-impl@1",
+        f"de-mini/{EVOL}@1",
+        "de-mini/mini-arch-retention@1",  # judged: reference blueprint >= 90, empty 0
+    }
     assert {r.dataset for r in results} == {str(dataset)}
-    assert all(r.ok and r.gold.sr == 100 and r.empty.cs == 0 for r in results)
+    executed = [r for r in results if r.judged is None]
+    assert all(r.ok and r.gold.sr == 100 and r.empty.cs == 0 for r in executed)
+    (judged,) = [r for r in results if r.judged is not None]
+    assert judged.ok and judged.judged is not None
+    assert judged.judged.reference_score == 100.0 and judged.judged.empty_score == 0.0
 
 
 def test_resuming_a_run_with_other_inputs_is_refused(
