@@ -22,8 +22,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from benchforge.evaluation.judges.architecture import judge_architecture
-from benchforge.evaluation.judges.record import judge_record
 from pydantic import BaseModel
 
 from benchforge.core.catalogue import catalogue as find_catalogue
@@ -48,8 +46,10 @@ from benchforge.evaluation.families.base import (
 )
 from benchforge.evaluation.families.registry import register
 from benchforge.evaluation.gold import repo_version
+from benchforge.evaluation.judges.architecture import judge_architecture
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.models import FlatRubricItem, JudgedVerification, content_hash
+from benchforge.evaluation.judges.record import judge_record
 from benchforge.evaluation.tasks.materials import apply_overlay, copy_repo, make_skeleton
 from benchforge.evaluation.tasks.models import (
     DeArchTask,

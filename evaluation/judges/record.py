@@ -122,4 +122,5 @@ def judge_record(
         disagreements=_dedupe(disagreements),
         injection_flags=_dedupe(flags),
         items=items,
+        used_mock_llm=judge.ledger.used_mock(),
     )

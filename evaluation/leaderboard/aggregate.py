@@ -100,6 +100,7 @@ def build_leaderboard(
         run_id=run_id,
         title=title or f"Benchforge leaderboard: {run_id}",
         mock_llm_used=bool(mock_llm_used) or any(s.used_mock_llm for s in scores),
+        mock_judge_used=any(s.judged is not None and s.judged.used_mock_llm for s in scores),
         n_trials=len(scores),
         suites=sorted({s.key.suite for s in scores}),
         primary_metrics=sorted({s.primary for s in scored if s.primary is not None}),

@@ -11,6 +11,12 @@ from benchforge.evaluation.leaderboard.models import Leaderboard, LeaderboardRow
 
 MISSING = "—"
 MOCK_HEADLINE = "MOCK LLM: these scores do not measure a real model"
+MOCK_JUDGE_HEADLINE = "MOCK JUDGE: judged scores come from scripted judging"
+MOCK_JUDGE_TEXT = (
+    "The judged scores below (analysis reports, blueprints) were given by the Benchforge mock "
+    "server's rule-based judge, not by a real LLM judge: they test the harness, the rubrics "
+    "and the code checks, not any model's ability to judge."
+)
 MOCK_TEXT = (
     "This run used the Benchforge mock LLM server (scripted replies, not a real model). "
     "The numbers below test the harness and the scorers, not any model's ability."

@@ -124,6 +124,7 @@ class Leaderboard(_Frozen):
     run_id: str
     title: str
     mock_llm_used: bool
+    mock_judge_used: bool = False  # a judged score came from the mock server's judge
     n_trials: int
     suites: list[str]
     primary_metrics: list[str]  # the primary metric names in use (one per family, usually)

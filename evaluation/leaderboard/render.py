@@ -279,6 +279,8 @@ def to_markdown(lb: Leaderboard) -> str:
     out = [f"# {_md(lb.title)}", ""]
     if lb.mock_llm_used:
         out += [f"> **⚠️ {fmt.MOCK_HEADLINE}.** {fmt.MOCK_TEXT}", ""]
+    if lb.mock_judge_used:
+        out += [f"> **⚠️ {fmt.MOCK_JUDGE_HEADLINE}.** {fmt.MOCK_JUDGE_TEXT}", ""]
     out += [_md(fmt.summary(lb)), ""]
     warning = fmt.coverage_warning(lb)
     if warning:
@@ -357,6 +359,11 @@ def to_html(lb: Leaderboard) -> str:
         parts.append(
             f'<div class="mock" role="alert"><strong>⚠ {_h(fmt.MOCK_HEADLINE)}</strong>'
             f"{_h(fmt.MOCK_TEXT)}</div>"
+        )
+    if lb.mock_judge_used:
+        parts.append(
+            f'<div class="mock" role="alert"><strong>⚠ {_h(fmt.MOCK_JUDGE_HEADLINE)}</strong>'
+            f"{_h(fmt.MOCK_JUDGE_TEXT)}</div>"
         )
     parts.append(f'<p class="summary">{_h(fmt.summary(lb))}</p>')
     warning = fmt.coverage_warning(lb)

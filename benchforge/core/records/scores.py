@@ -119,6 +119,9 @@ class JudgeRecord(BaseModel):
     )
     injection_flags: list[str] = Field(default_factory=list)
     items: list[JudgedItem] = Field(default_factory=list)
+    used_mock_llm: bool = Field(
+        default=False, description="the judge was the Benchforge mock server (scripted)"
+    )
 
 
 class TrialScore(BaseModel):
