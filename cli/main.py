@@ -9,7 +9,19 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from benchforge.cli import gold, mock, nightly, rebuild, run, score, settings, spec, synth, task
+from benchforge.cli import (
+    calibrate,
+    gold,
+    mock,
+    nightly,
+    rebuild,
+    run,
+    score,
+    settings,
+    spec,
+    synth,
+    task,
+)
 from benchforge.core.errors import BenchforgeError
 
 DESCRIPTION = """\
@@ -20,12 +32,16 @@ Stages:
              (DuckDB warehouse + Parquet + anomaly manifest + Great Expectations report)
   spec       list, validate and export the JSON Schema of domain specs
   gold       build a gold dbt repository on a dataset (dbt build + docs, stored as artifacts)
-  task       validate task specs, export their JSON Schema, regenerate contracts, self-verify
+  task       validate task specs, export their JSON Schema, regenerate contracts, self-verify,
+             prepare a DA task's rubric on a seed
   score      score a candidate repository against a task's gold (CS / CFS / SR)
   run        run agents on a suite of tasks (sandboxed, resumable), then score the trials
+             (judged tasks through an LLM judge)
   score-run  (re)score a run's stored trials without re-running agents
   report     print and save a run's leaderboard (markdown + HTML with plots)
   view       browse a run: a static HTML site (leaderboard, trials, diffs, trajectories)
+  judge      export a labelling sheet of a run's judged cases for human raters
+  calibrate  measure LLM judges against human labels (r, kappa, alpha, rho) and gate them
   nightly    synthesize -> gold -> verify tasks -> run -> score -> report (the README's job)
   rebuild    synthesize + build gold for every shipped domain (alias: pipeline)
   mock-llm   a local OpenAI-compatible server with scripted replies and injectable faults
@@ -36,7 +52,7 @@ openai_api_key); see `benchforge settings`.
 """
 
 # In the order `benchforge --help` lists them.
-STAGES = (synth, spec, rebuild, gold, task, score, run, nightly, mock, settings)
+STAGES = (synth, spec, rebuild, gold, task, score, run, calibrate, nightly, mock, settings)
 
 
 def build_parser() -> argparse.ArgumentParser:

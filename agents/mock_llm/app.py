@@ -159,6 +159,7 @@ def create_app(
         custom=policies,
         fallback_model=config.fallback_model,
         unavailable=catalog.unavailable,
+        judge_labels_file=config.judge_labels_file,
     )
     state = MockState(config, resolver)
     app = FastAPI(title="benchforge mock LLM", docs_url=None, redoc_url=None)

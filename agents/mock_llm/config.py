@@ -175,6 +175,11 @@ class MockServerConfig(BaseModel):
         description="answer models that are not mock-* as this mock model (e.g. 'mock-echo'); "
         "None: such models get 404",
     )
+    judge_labels_file: Path | None = Field(
+        default=None,
+        description="truth labels (JSON lines {case_id, label, ...}) the noisy mock judges "
+        "(mock-judge-noisy:<params>) answer from; see agents/mock_llm/noisy_judge.py",
+    )
 
     def catalog(self) -> ScriptCatalog:
         """The shipped scripts (if ``builtin_scripts``), overlaid with ``scripts_dir``, then

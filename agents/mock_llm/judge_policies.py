@@ -35,6 +35,7 @@ import importlib
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -369,20 +370,22 @@ class NoisyJudge:
 
     name = "mock-judge-noisy"
 
-    def __init__(self, params: str) -> None:
+    def __init__(self, params: str, labels_file: Path | None = None) -> None:
         self.params = params
+        self.labels_file = labels_file
 
     def reply(self, request: PolicyRequest) -> PolicyReply:
         module = importlib.import_module("benchforge.agents.mock_llm.noisy_judge")
-        result: PolicyReply = module.reply(request, self.params)
+        result: PolicyReply = module.reply(request, self.params, truth=self.labels_file)
         return result
 
 
 JUDGE_MODELS = ("mock-judge", "mock-judge-obedient", "mock-judge-broken")
 
 
-def judge_policy(model: str) -> Policy:
-    """The judge policy of a ``mock-judge*`` model name (PolicyError 404 for others)."""
+def judge_policy(model: str, labels_file: Path | None = None) -> Policy:
+    """The judge policy of a ``mock-judge*`` model name (PolicyError 404 for others);
+    ``labels_file``: the known labels the noisy judges add their noise to."""
     if model == "mock-judge":
         return FaithfulJudge()
     if model == "mock-judge-obedient":
@@ -394,7 +397,7 @@ def judge_policy(model: str) -> Policy:
         if count.isdigit():
             return MalformedJudge(int(count))
     if model.startswith("mock-judge-noisy:"):
-        return NoisyJudge(model.removeprefix("mock-judge-noisy:"))
+        return NoisyJudge(model.removeprefix("mock-judge-noisy:"), labels_file)
     raise PolicyError(
         f"The model '{model}' is not a mock judge (mock-judge, mock-judge-obedient, "
         "mock-judge-malformed:<n>, mock-judge-broken, mock-judge-noisy:<params>)",

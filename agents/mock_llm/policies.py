@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -182,8 +183,10 @@ class PolicyResolver:
         custom: Mapping[str, Policy] | None = None,
         fallback_model: str | None = None,
         unavailable: Mapping[str, str] | None = None,
+        judge_labels_file: Path | None = None,
     ) -> None:
         self.scripts = dict(scripts)
+        self.judge_labels_file = judge_labels_file  # the noisy judges' known labels
         self.unavailable = dict(unavailable or {})
         self.custom = dict(custom or {})
         self.fallback_model = fallback_model
@@ -222,7 +225,7 @@ class PolicyResolver:
             # Imported here: the judge policies import this module (and the judges library).
             from benchforge.agents.mock_llm.judge_policies import judge_policy
 
-            return judge_policy(model)
+            return judge_policy(model, self.judge_labels_file)
         raise PolicyError(
             f"The model '{request.model}' does not exist on the benchforge mock server "
             f"(known: {', '.join(self.model_names())})",

@@ -26,6 +26,8 @@ def test_every_stage_module_adds_its_subcommands() -> None:
         "score-run",
         "report",
         "view",
+        "judge",
+        "calibrate",
         "nightly",
         "mock-llm",
         "settings",

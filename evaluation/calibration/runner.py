@@ -1,0 +1,314 @@
+"""``calibrate_judge``: judge every labelled case with each judge model, ``repeats`` times, and
+compare with the humans.
+
+Each judgment goes through the judges' own entry points (``judge_item`` for a hierarchical
+rubric item, ``judge_architecture`` on one flat item, ``judge_pair`` for a GSB comparison), so
+what is calibrated is the judge as it scores runs: prompt, retries, code checks and all. Every
+request carries ``x-benchforge-case`` (the case id; for GSB the pair id) and
+``x-benchforge-repeat`` headers (the mock's noisy judges answer by them; headers are not part of
+the response cache key), and repeat ``k`` is sent as ``epoch=k``, which *is* part of the cache
+key: repeats are fresh samples even with the cache on, and a rerun of a calibration replays
+them.
+
+Only labelled cases are judged (an unlabelled case costs money and says nothing).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from benchforge.core.llm import LlmConfig, LlmResponse
+from benchforge.evaluation.calibration.cases import CalibrationCase, CaseKind, CaseSet
+from benchforge.evaluation.calibration.gate import GateSettings, decide
+from benchforge.evaluation.calibration.labels import GSB_LABELS, LabelSet
+from benchforge.evaluation.calibration.models import (
+    CalibrationReport,
+    JudgeCalibration,
+    Judgment,
+)
+from benchforge.evaluation.calibration.stats import (
+    BootstrapSettings,
+    KindData,
+    KindStats,
+    kind_stats,
+)
+from benchforge.evaluation.calibration.store import judge_fingerprint
+from benchforge.evaluation.judges.architecture import judge_architecture
+from benchforge.evaluation.judges.client import Judge, JudgeLlm, Message
+from benchforge.evaluation.judges.gsb import judge_pair
+from benchforge.evaluation.judges.models import ItemVerdict, content_hash
+from benchforge.evaluation.judges.prompts import (
+    ARCHITECTURE_PROMPT_VERSION,
+    GSB_PROMPT_VERSION,
+    RUBRIC_PROMPT_VERSION,
+)
+from benchforge.evaluation.judges.rubric import judge_item
+
+CASE_HEADER = "x-benchforge-case"
+REPEAT_HEADER = "x-benchforge-repeat"
+JudgeFactory = Callable[[str], Judge]
+
+
+def prompt_versions() -> dict[str, str]:
+    """The version of every judge prompt (part of each judge's fingerprint)."""
+    return {
+        "rubric": RUBRIC_PROMPT_VERSION,
+        "gsb": GSB_PROMPT_VERSION,
+        "architecture": ARCHITECTURE_PROMPT_VERSION,
+    }
+
+
+def data_version(cases: CaseSet, labels: LabelSet) -> str:
+    return content_hash([cases.version, labels.version])
+
+
+def fingerprint_for(model: str, cases: CaseSet, labels: LabelSet) -> str:
+    """The fingerprint a calibration of ``model`` on these cases and labels leaves its marker
+    under (today's prompt versions): the nightly asks ``calibration_needed`` with it."""
+    return judge_fingerprint(
+        model, prompt_versions(), cases.rubric_versions(), data=data_version(cases, labels)
+    )
+
+
+class _RepeatLlm:
+    """The judge's client sending every call with ``epoch=repeat`` (a fresh sample per repeat,
+    cached apart)."""
+
+    def __init__(self, llm: JudgeLlm, repeat: int) -> None:
+        self.llm = llm
+        self.repeat = repeat
+
+    @property
+    def config(self) -> LlmConfig:
+        return self.llm.config
+
+    def complete(self, messages: Sequence[Message], **kwargs: Any) -> LlmResponse:
+        kwargs.setdefault("epoch", self.repeat)
+        return self.llm.complete(messages, **kwargs)
+
+
+def _for_case(judge: Judge, tag: str, repeat: int) -> Judge:
+    base = Judge(_RepeatLlm(judge.llm, repeat), judge.settings, judge.ledger, judge.headers)
+    return base.with_headers({CASE_HEADER: tag, REPEAT_HEADER: str(repeat)})
+
+
+def _item_judgment(case: CalibrationCase, repeat: int, verdict: ItemVerdict) -> Judgment:
+    if verdict.status != "scored" or verdict.earned is None:
+        return Judgment(
+            case_id=case.case_id,
+            repeat=repeat,
+            status="unscored",
+            value=None,
+            raw="unscored",
+            judge_awarded=verdict.judge_awarded,
+            flags=[*verdict.flags, verdict.reason][:5],
+        )
+    return Judgment(
+        case_id=case.case_id,
+        repeat=repeat,
+        status="scored",
+        value=verdict.earned / abs(verdict.points),
+        raw=f"{verdict.earned:g}",
+        judge_awarded=verdict.judge_awarded,
+        flags=verdict.flags,
+    )
+
+
+def judge_rubric_case(judge: Judge, cases: CaseSet, case: CalibrationCase, repeat: int) -> Judgment:
+    """One rubric item case, judged as a run's scoring judges it."""
+    mine = _for_case(judge, case.case_id, repeat)
+    assert case.rubric is not None and case.item_id is not None
+    if case.rubric in cases.rubrics:
+        verdict = judge_item(
+            mine, cases.rubrics[case.rubric], case.item_id, case.output, question=case.question
+        )
+    else:
+        flat = cases.flat_rubrics[case.rubric]
+        item = next(i for i in flat.items if i.id == case.item_id)
+        score = judge_architecture(
+            mine, [item], case.output, requirement=flat.requirement, rubric_version=flat.version
+        )
+        verdict = score.items[0]
+    return _item_judgment(case, repeat, verdict)
+
+
+def judge_pair_cases(judge: Judge, pair: Sequence[CalibrationCase], repeat: int) -> list[Judgment]:
+    """The GSB cases of one comparison (its dimensions), from one ``judge_pair`` call (both
+    orders). An order-dependent verdict counts as a tie (0), flagged ``inconsistent``."""
+    first = pair[0]
+    assert first.pair is not None and first.baseline is not None and first.baseline_id
+    verdicts = judge_pair(
+        _for_case(judge, first.pair, repeat),
+        first.output,
+        first.baseline,
+        baseline_id=first.baseline_id,
+        question=first.question,
+    )
+    by_dimension = {v.dimension: v for v in verdicts}
+    out = []
+    for case in pair:
+        verdict = by_dimension.get(case.dimension) if case.dimension else None
+        if verdict is None or verdict.status != "scored":
+            out.append(
+                Judgment(
+                    case_id=case.case_id,
+                    repeat=repeat,
+                    status="unscored",
+                    value=None,
+                    raw="unscored",
+                )
+            )
+            continue
+        value = GSB_LABELS[verdict.verdict] if verdict.verdict is not None else 0
+        out.append(
+            Judgment(
+                case_id=case.case_id,
+                repeat=repeat,
+                status="scored",
+                value=float(value),
+                raw=verdict.verdict or "inconsistent",
+                consistent=verdict.consistent,
+                flags=[] if verdict.consistent else ["inconsistent"],
+            )
+        )
+    return out
+
+
+def _one_item(judge: Judge, cases: CaseSet, case: CalibrationCase, repeat: int) -> list[Judgment]:
+    return [judge_rubric_case(judge, cases, case, repeat)]
+
+
+def run_judgments(
+    judge: Judge, cases: CaseSet, repeats: int, concurrency: int = 8
+) -> list[Judgment]:
+    """Every case of ``cases`` judged ``repeats`` times (concurrently, ``concurrency`` at
+    once; the shared client keeps to the model's own limits)."""
+    pairs: dict[str, list[CalibrationCase]] = {}
+    jobs: list[Callable[[], list[Judgment]]] = []
+    for case in cases.cases:
+        if case.kind == "gsb_pair" and case.pair is not None:
+            pairs.setdefault(case.pair, []).append(case)
+    for repeat in range(repeats):
+        for case in cases.of_kind("rubric_item"):
+            jobs.append(functools.partial(_one_item, judge, cases, case, repeat))
+        for group in pairs.values():
+            jobs.append(functools.partial(judge_pair_cases, judge, group, repeat))
+    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="calib") as pool:
+        results = list(pool.map(lambda job: job(), jobs))
+    return [j for part in results for j in part]
+
+
+def kind_data(
+    cases: CaseSet, labels: LabelSet, judgments: Sequence[Judgment], kind: CaseKind, repeats: int
+) -> KindData | None:
+    """The matrices of one kind of case (labelled cases only), or None when there is none."""
+    labelled = labels.case_ids()
+    chosen = [c for c in cases.of_kind(kind) if c.case_id in labelled]
+    if not chosen:
+        return None
+    column = {c.case_id: j for j, c in enumerate(chosen)}
+    judge = np.full((repeats, len(chosen)), np.nan)
+    inconsistent = np.full((repeats, len(chosen)), np.nan)
+    for judgment in judgments:
+        j = column.get(judgment.case_id)
+        if j is None or judgment.value is None or judgment.repeat >= repeats:
+            continue
+        judge[judgment.repeat, j] = judgment.value
+        if judgment.consistent is not None:
+            inconsistent[judgment.repeat, j] = 0.0 if judgment.consistent else 1.0
+    return KindData(
+        kind=kind,
+        level="ordinal" if kind == "gsb_pair" else "interval",
+        agents=[c.contestant for c in chosen],
+        humans=labels.matrix(chosen),
+        judge=judge,
+        inconsistent=inconsistent if kind == "gsb_pair" else None,
+    )
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    return float(np.percentile(values, q)) if values else None
+
+
+def calibrate_one(
+    judge: Judge,
+    cases: CaseSet,
+    labels: LabelSet,
+    repeats: int,
+    gate: GateSettings,
+    bootstrap: BootstrapSettings,
+    *,
+    concurrency: int = 8,
+) -> JudgeCalibration:
+    """One judge model on the labelled cases: judgments, figures, cost, latency, decision."""
+    labelled = cases.subset(labels.case_ids())
+    judgments = run_judgments(judge, labelled, repeats, concurrency)
+    kinds: list[KindStats] = []
+    for kind in ("rubric_item", "gsb_pair"):
+        data = kind_data(labelled, labels, judgments, kind, repeats)
+        if data is not None:
+            kinds.append(kind_stats(data, bootstrap))
+    records = judge.ledger.records()
+    totals = judge.totals()
+    priced = totals.unpriced_calls == 0
+    latencies = [r.latency_s for r in records if r.status == "ok" and not r.cache_hit]
+    n = len(judgments)
+    cost = totals.cost_usd if priced else None
+    return JudgeCalibration(
+        model=judge.model,
+        fingerprint=fingerprint_for(judge.model, cases, labels),
+        judgments=n,
+        unscored=sum(1 for j in judgments if j.status == "unscored"),
+        requests=totals.attempts,
+        cost_usd=cost,
+        cost_per_1000=cost / n * 1000 if cost is not None and n else None,
+        latency_p50_s=_percentile(latencies, 50),
+        latency_p95_s=_percentile(latencies, 95),
+        kinds=kinds,
+        gate=decide(kinds, gate),
+        details=sorted(judgments, key=lambda j: (j.case_id, j.repeat)),
+    )
+
+
+def calibrate_judge(
+    judge_models: list[str],
+    cases: CaseSet,
+    labels: LabelSet,
+    repeats: int,
+    gate: GateSettings,
+    *,
+    judge_for: JudgeFactory,
+    bootstrap: BootstrapSettings | None = None,
+    concurrency: int = 8,
+) -> CalibrationReport:
+    """Each of ``judge_models`` (a ``Judge`` from ``judge_for(model)``, its ledger fresh) on
+    every labelled case ``repeats`` times, compared with the humans and gated."""
+    if repeats < 1:
+        raise ValueError("repeats must be >= 1")
+    if not judge_models:
+        raise ValueError("no judge model to calibrate")
+    bootstrap = bootstrap or BootstrapSettings()
+    judges = [
+        calibrate_one(
+            judge_for(model), cases, labels, repeats, gate, bootstrap, concurrency=concurrency
+        )
+        for model in judge_models
+    ]
+    return CalibrationReport(
+        created_at=datetime.now(UTC),
+        cases_version=cases.version,
+        cases=len(labels.case_ids()),
+        labels=len(labels.labels),
+        raters=labels.raters(),
+        repeats=repeats,
+        gate_settings=gate,
+        bootstrap=bootstrap,
+        prompt_versions=prompt_versions(),
+        judges=judges,
+    )

@@ -1,0 +1,166 @@
+"""Labelling material for humans: a stratified sample of cases, a CSV sheet to fill in and a
+static HTML page to read the cases on.
+
+Sampling is stratified by (task, agent, kind): every stratum gives up to ``per_stratum`` cases,
+drawn with a seeded generator, so a leaderboard's every agent is calibrated on every task it
+ran, on rubric items and GSB pairs alike, however unequal the strata's sizes. The two
+dimensions of one GSB comparison are sampled together (they share the reading).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import random
+from collections import defaultdict
+from pathlib import Path
+
+from benchforge.evaluation.calibration.cases import CalibrationCase, CaseSet, write_cases
+
+SHEET_COLUMNS = (
+    "case_id",
+    "rater",
+    "label",
+    "allowed",
+    "kind",
+    "task",
+    "agent",
+    "trial",
+    "item_or_dimension",
+    "criterion",
+)
+DIMENSIONS = {
+    "readability": "structure and presentation: headings, lists, tables; how easily a reader "
+    "finds the findings",
+    "depth": "substance: concrete numbers, explanations of causes, recommendations that follow "
+    "from the evidence",
+}
+
+
+def sample_cases(cases: CaseSet, per_stratum: int, seed: int) -> CaseSet:
+    """Up to ``per_stratum`` cases (a GSB comparison counting once) per (task, agent, kind),
+    in a seeded random order; the result keeps the file's order."""
+    units: dict[tuple[str, str, str], list[list[str]]] = defaultdict(list)
+    pairs: dict[str, list[str]] = {}
+    for case in cases.cases:
+        stratum: tuple[str, str, str] = (case.task, case.agent, case.kind)
+        if case.pair is None:
+            units[stratum].append([case.case_id])
+        elif case.pair in pairs:
+            pairs[case.pair].append(case.case_id)  # the unit is already in its stratum
+        else:
+            pairs[case.pair] = [case.case_id]
+            units[stratum].append(pairs[case.pair])
+    rng = random.Random(seed)
+    chosen: set[str] = set()
+    for stratum in sorted(units):
+        group = units[stratum]
+        for unit in rng.sample(group, min(per_stratum, len(group))):
+            chosen.update(unit)
+    return cases.subset(chosen)
+
+
+def allowed_labels(cases: CaseSet, case: CalibrationCase) -> str:
+    if case.kind == "gsb_pair":
+        return "good | same | bad"
+    item = cases.item_range(case)
+    return f"earned points, {item.low:g} to {item.high:g}"
+
+
+def criterion_text(cases: CaseSet, case: CalibrationCase) -> tuple[str, str]:
+    """(item or dimension, what is judged) of a case, as the sheet shows it."""
+    if case.kind == "gsb_pair":
+        dimension = case.dimension or ""
+        return dimension, (
+            f"Compared with baseline {case.baseline_id}, is the output better (good), as good "
+            f"(same) or worse (bad) on {dimension}: {DIMENSIONS.get(dimension, '')}"
+        )
+    if case.rubric in cases.rubrics:
+        item = next(i for i in cases.rubrics[case.rubric].items if i.id == case.item_id)
+        return f"{item.id} ({item.type}, {item.points:g} points)", item.criterion
+    flat = next(i for i in cases.flat_rubrics[str(case.rubric)].items if i.id == case.item_id)
+    return f"{flat.id} ({flat.dimension}, {flat.points:g} points)", flat.criterion
+
+
+def write_sheet(cases: CaseSet, path: Path) -> Path:
+    """``labelling.csv``: one row per case, ``rater`` and ``label`` left blank to fill in."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(SHEET_COLUMNS)
+        for case in cases.cases:
+            what, criterion = criterion_text(cases, case)
+            writer.writerow(
+                [
+                    case.case_id,
+                    "",
+                    "",
+                    allowed_labels(cases, case),
+                    case.kind,
+                    case.task,
+                    case.agent,
+                    case.trial,
+                    what,
+                    criterion,
+                ]
+            )
+    return path
+
+
+def write_page(cases: CaseSet, path: Path) -> Path:
+    """``labelling.html``: every case with its question, criterion and output, and where its
+    label goes. Outputs are shown as plain text (escaped): a rater reads what the agent wrote,
+    markup included, and nothing in it runs."""
+    e = html.escape
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>Labelling</title><style>"
+        "body{font-family:sans-serif;margin:2em;max-width:1100px}"
+        "pre{white-space:pre-wrap;background:#f7f7f7;padding:8px;border:1px solid #ddd;"
+        "max-height:32em;overflow:auto}.case{border-top:3px solid #888;margin-top:2em}"
+        ".label{background:#fff7d6;padding:6px}.cols{display:flex;gap:1em}"
+        ".cols>div{flex:1;min-width:0}</style></head><body>",
+        "<h1>Labelling sheet</h1>",
+        "<p>For each case, read the question, the criterion and the output, then fill in "
+        "<b>labelling.csv</b>: on the row of the case id, write your name in <code>rater</code>"
+        " and your label in <code>label</code>. Rubric items: the <b>earned points</b> (0 up "
+        "to the item's points; for a penalty item, its negative points when it applies, else "
+        "0; partial points allowed). GSB cases: <b>good</b>, <b>same</b> or <b>bad</b> for the "
+        "output compared with the baseline on the named dimension. Label without looking at "
+        "any judge's verdict; several raters each fill in their own copy.</p>",
+        f"<p>{len(cases.cases)} cases.</p>",
+    ]
+    for number, case in enumerate(cases.cases, start=1):
+        what, criterion = criterion_text(cases, case)
+        parts.append(
+            f"<div class='case' id='{e(case.case_id)}'><h2>{number}. {e(case.case_id)}</h2>"
+            f"<p>{e(case.kind)} &middot; task {e(case.task)} &middot; agent {e(case.agent)}"
+            f" &middot; trial {e(case.trial)}</p>"
+            f"<h3>Question</h3><pre>{e(case.question)}</pre>"
+            f"<h3>Criterion: {e(what)}</h3><p>{e(criterion)}</p>"
+        )
+        if case.kind == "gsb_pair":
+            parts.append(
+                f"<div class='cols'><div><h3>Output</h3><pre>{e(case.output)}</pre></div>"
+                f"<div><h3>Baseline {e(case.baseline_id or '')}</h3>"
+                f"<pre>{e(case.baseline or '')}</pre></div></div>"
+            )
+        else:
+            parts.append(f"<h3>Output</h3><pre>{e(case.output)}</pre>")
+        parts.append(
+            f"<p class='label'>Label in labelling.csv, row <code>{e(case.case_id)}</code>: "
+            f"{e(allowed_labels(cases, case))}</p></div>"
+        )
+    parts.append("</body></html>")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def write_labelling(cases: CaseSet, out: Path) -> dict[str, Path]:
+    """``cases.jsonl``, ``labelling.csv`` and ``labelling.html`` in ``out``."""
+    out = Path(out)
+    return {
+        "cases": write_cases(cases, out / "cases.jsonl"),
+        "sheet": write_sheet(cases, out / "labelling.csv"),
+        "page": write_page(cases, out / "labelling.html"),
+    }

@@ -1,0 +1,430 @@
+"""Judge calibration: the labelling material from a scored run (``export_labelling``) and the
+``calibrate_judge`` flow (judge models against human labels, gated, reported).
+
+``export_labelling`` is a plain function (no Prefect): it rebuilds each judged trial's
+workspace and its family's gold the way ``score_run`` does, so a case holds the very text and
+rubric the judge saw.
+
+The flow starts the Benchforge mock server when no API key is configured (models must then be
+the mock's judges: ``mock-judge``, ``mock-judge-noisy:<params>``); the noisy judges answer from
+a truth file, by default the humans' consensus of the labels given.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+from prefect import flow, get_run_logger
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from pydantic import BaseModel, Field
+
+from benchforge.agents.mock_llm import MockServerConfig, run_server
+from benchforge.agents.mock_llm.noisy_judge import noisy_policies
+from benchforge.core.artifacts import open_store
+from benchforge.core.catalogue import catalogue
+from benchforge.core.errors import BenchforgeError, ConfigError
+from benchforge.core.llm import LlmConfig, SyncLlmClient
+from benchforge.core.records import TrialScore
+from benchforge.core.settings import BenchforgeSettings, load_settings
+from benchforge.evaluation.calibration.cases import (
+    CalibrationCase,
+    CaseSet,
+    FlatRubricRecord,
+    read_cases,
+)
+from benchforge.evaluation.calibration.gate import GateSettings
+from benchforge.evaluation.calibration.labels import load_labels, truth_records, write_truth
+from benchforge.evaluation.calibration.models import CalibrationReport
+from benchforge.evaluation.calibration.render import to_html, to_markdown
+from benchforge.evaluation.calibration.runner import calibrate_judge as run_calibration
+from benchforge.evaluation.calibration.sheets import sample_cases, write_labelling
+from benchforge.evaluation.calibration.stats import BootstrapSettings
+from benchforge.evaluation.calibration.store import save_report
+from benchforge.evaluation.families import family_of
+from benchforge.evaluation.judges.client import (
+    DEFAULT_JUDGE_MODEL,
+    MOCK_JUDGE_MODEL,
+    Judge,
+    JudgeSettings,
+)
+from benchforge.evaluation.judges.models import GSB_DIMENSIONS, FlatRubricItem, ResolvedRubric
+from benchforge.evaluation.tasks.loader import load_task
+from benchforge.evaluation.tasks.models import LoadedTask
+from benchforge.harness.endpoints import MOCK_API_KEY, uses_mock
+from benchforge.harness.executor import rebuild_workspace
+from benchforge.harness.sandbox_policy import work_root
+from benchforge.harness.scoring import GoldCache
+from benchforge.harness.store import RunStore
+
+__all__ = ["CalibrationSummary", "ExportSummary", "calibrate_judge", "export_labelling"]
+
+AtLeastOne = Annotated[int, Field(ge=1)]
+
+
+# --------------------------------------------------------------------------- export
+
+
+class ExportSummary(BaseModel):
+    run_id: str
+    judged_trials: int
+    candidates: int = Field(description="cases before sampling")
+    cases: int
+    strata: int
+    files: dict[str, str]
+
+
+def _find_task(tasks_root: str, suite: str, task_id: str, version: str) -> LoadedTask:
+    loaded = load_task(catalogue().path(Path(tasks_root)) / suite / task_id)
+    if loaded.spec.version != version:
+        raise BenchforgeError(
+            f"{suite}/{task_id}: the run used version {version}, the task is now "
+            f"{loaded.spec.version}; export with the task version the trials ran on"
+        )
+    return loaded
+
+
+def _judged_text(task: LoadedTask, candidate: Path, submission: str) -> str:
+    """The text the family's judge reads: a DA report (``<submission>/<report>``) or a
+    blueprint (``<expected_output>``, relative to the workspace)."""
+    spec: Any = task.spec
+    if hasattr(spec, "report"):
+        path = candidate / submission / spec.report
+    elif hasattr(spec, "expected_output"):
+        path = candidate / spec.expected_output
+    else:
+        raise BenchforgeError(f"{task.key}: its family {spec.family} has no judged output")
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+
+
+def trial_cases(
+    score: TrialScore, task: LoadedTask, gold: Any, output: str
+) -> tuple[list[CalibrationCase], ResolvedRubric | FlatRubricRecord]:
+    """Every case of one judged trial: each rubric item, and for a DA report each baseline on
+    each GSB dimension; with the rubric the items come from."""
+    key = score.key
+    common: dict[str, Any] = {
+        "task": task.key,
+        "family": score.family,
+        "agent": key.agent,
+        "model": key.model,
+        "trial": key.slug,
+        "run_id": score.run_id,
+        "output": output,
+    }
+    cases: list[CalibrationCase] = []
+    rubric = getattr(gold, "rubric", None)
+    if isinstance(rubric, ResolvedRubric):
+        question = str(gold.question)
+        for item in rubric.items:
+            cases.append(
+                CalibrationCase(
+                    case_id=f"{key.slug}:{item.id}",
+                    kind="rubric_item",
+                    question=question,
+                    rubric=rubric.version,
+                    item_id=item.id,
+                    **common,
+                )
+            )
+        for baseline_id, baseline in sorted(dict(gold.baselines).items()):
+            pair = f"{key.slug}:gsb:{baseline_id}"
+            for dimension in GSB_DIMENSIONS:
+                cases.append(
+                    CalibrationCase(
+                        case_id=f"{pair}:{dimension}",
+                        kind="gsb_pair",
+                        question=question,
+                        pair=pair,
+                        baseline_id=baseline_id,
+                        baseline=baseline,
+                        dimension=dimension,
+                        **common,
+                    )
+                )
+        return cases, rubric
+    items = getattr(gold, "items", None)
+    if isinstance(items, list) and items and all(isinstance(i, FlatRubricItem) for i in items):
+        flat = FlatRubricRecord(
+            version=str(gold.rubric_version),
+            task=task.key,
+            requirement=str(gold.requirement),
+            items=items,
+        )
+        for flat_item in items:
+            cases.append(
+                CalibrationCase(
+                    case_id=f"{key.slug}:{flat_item.id}",
+                    kind="rubric_item",
+                    question=flat.requirement,
+                    rubric=flat.version,
+                    item_id=flat_item.id,
+                    **common,
+                )
+            )
+        return cases, flat
+    raise BenchforgeError(f"{task.key}: its gold has neither a rubric nor flat rubric items")
+
+
+def export_labelling(
+    run_id: str,
+    out: Path,
+    *,
+    per_stratum: int = 5,
+    seed: int = 0,
+    settings: BenchforgeSettings | None = None,
+) -> ExportSummary:
+    """Samples the judged cases of a scored run, stratified by (task, agent, kind), and writes
+    ``cases.jsonl``, ``labelling.csv`` and ``labelling.html`` into ``out``. Trials whose
+    judged output is empty are left out (code scores them 0; no judge reads them)."""
+    settings = settings or load_settings()
+    run = RunStore(open_store(settings.artifact_root), run_id)
+    spec = run.require_spec()
+    judged = [s for s in run.read_scores() if s.status == "scored" and s.judged is not None]
+    if not judged:
+        raise BenchforgeError(
+            f"run {run_id!r} has no judged trials (da_open / de_arch tasks scored by a judge): "
+            "nothing to label"
+        )
+    # the scoring flow's gold folder: a task's gold built for scoring is reused here
+    gold_cache = GoldCache(work_root(settings) / "scoring")
+    tasks: dict[tuple[str, str, str], LoadedTask] = {}
+    rubrics: dict[str, ResolvedRubric] = {}
+    flats: dict[str, FlatRubricRecord] = {}
+    cases: list[CalibrationCase] = []
+    used = 0
+    with tempfile.TemporaryDirectory(prefix="benchforge-export-") as tmp:
+        for score in judged:
+            key = score.key
+            ident = (key.suite, key.task_id, key.task_version)
+            if ident not in tasks:
+                tasks[ident] = _find_task(spec.tasks_root, *ident)
+            task = tasks[ident]
+            datasets = spec.heldout_datasets if score.scored_on == "heldout" else spec.datasets
+            dataset = datasets.get(task.key) or spec.datasets.get(task.key)
+            if dataset is None:
+                raise BenchforgeError(f"run {run_id}: no dataset recorded for {task.key}")
+            result = run.read_result(key.slug)
+            family = family_of(task)
+            candidate = rebuild_workspace(run, result, Path(tmp) / f"trial-{used}")
+            output = _judged_text(task, candidate, family.submission)
+            if not output.strip():
+                continue
+            used += 1
+            found, rubric = trial_cases(score, task, gold_cache.get(task, Path(dataset)), output)
+            if isinstance(rubric, ResolvedRubric):
+                rubrics[rubric.version] = rubric
+            else:
+                flats[rubric.version] = rubric
+            cases.extend(found)
+    if not cases:
+        raise BenchforgeError(f"run {run_id!r}: every judged trial left an empty output")
+    everything = CaseSet(rubrics=rubrics, flat_rubrics=flats, cases=cases)
+    sampled = sample_cases(everything, per_stratum, seed)
+    files = write_labelling(sampled, Path(out))
+    return ExportSummary(
+        run_id=run_id,
+        judged_trials=used,
+        candidates=len(cases),
+        cases=len(sampled.cases),
+        strata=len({(c.task, c.agent, c.kind) for c in sampled.cases}),
+        files={name: str(path) for name, path in files.items()},
+    )
+
+
+# --------------------------------------------------------------------------- calibration
+
+
+class JudgeSummary(BaseModel):
+    model: str
+    accepted: bool
+    reasons: list[str]
+    figures: dict[str, str] = Field(description="figure -> value [95% interval]")
+
+
+class CalibrationSummary(BaseModel):
+    cases: int
+    labels: int
+    raters: int
+    repeats: int
+    mock_llm: bool
+    judges: list[JudgeSummary]
+    accepted: list[str]
+    uris: dict[str, str]
+    markdown: str
+
+
+def _summary(report: CalibrationReport, uris: dict[str, str], mock: bool) -> CalibrationSummary:
+    judges = []
+    for judge in report.judges:
+        figures: dict[str, str] = {}
+        for stats in judge.kinds:
+            prefix = "rubric" if stats.kind == "rubric_item" else "gsb"
+            figures[f"{prefix} {stats.agreement_name}"] = stats.agreement.judge.text()
+            figures[f"{prefix} {stats.agreement_name} (humans)"] = stats.agreement.humans.text()
+            figures[f"{prefix} alpha (humans)"] = stats.alpha.humans.text()
+            figures[f"{prefix} alpha (with judge)"] = stats.alpha.judge.text()
+            figures[f"{prefix} model spearman"] = stats.model_spearman.judge.text()
+            if stats.inconsistency is not None:
+                figures[f"{prefix} inconsistency"] = stats.inconsistency.text()
+        judges.append(
+            JudgeSummary(
+                model=judge.model,
+                accepted=judge.gate.accepted,
+                reasons=judge.gate.reasons,
+                figures=figures,
+            )
+        )
+    return CalibrationSummary(
+        cases=report.cases,
+        labels=report.labels,
+        raters=len(report.raters),
+        repeats=report.repeats,
+        mock_llm=mock,
+        judges=judges,
+        accepted=report.accepted,
+        uris=uris,
+        markdown=to_markdown(report),
+    )
+
+
+def _table(report: CalibrationReport) -> list[dict[str, Any]]:
+    rows = []
+    for judge in report.judges:
+        for stats in judge.kinds:
+            rows.append(
+                {
+                    "judge": judge.model,
+                    "kind": stats.kind,
+                    "agreement": stats.agreement_name,
+                    "judge_value": stats.agreement.judge.text(),
+                    "humans_value": stats.agreement.humans.text(),
+                    "alpha_with_judge": stats.alpha.judge.text(),
+                    "alpha_humans": stats.alpha.humans.text(),
+                    "model_spearman": stats.model_spearman.judge.text(),
+                    "inconsistency": stats.inconsistency.text() if stats.inconsistency else "",
+                    "accepted": judge.gate.accepted,
+                }
+            )
+    return rows
+
+
+@contextmanager
+def judge_endpoint(
+    settings: BenchforgeSettings, models: list[str], truth: Path | None
+) -> Iterator[tuple[str | None, bool]]:
+    """(base URL, mock?): the configured endpoint, or, with no API key, the mock server
+    started here with ``truth`` as its ``judge_labels_file`` (noisy judges answer from it)."""
+    mock = uses_mock(settings, True)
+    if not mock:
+        yield settings.openai_base_url, False
+        return
+    not_mock = [m for m in models if not m.startswith("mock-")]
+    if not_mock:
+        raise ConfigError(
+            f"no API key is configured, so judges run on the mock server, which has no "
+            f"{', '.join(not_mock)}; use mock-judge or mock-judge-noisy:<params>"
+        )
+    config = MockServerConfig(judge_labels_file=truth)
+    policies = noisy_policies(models, truth) if truth is not None else {}
+    with run_server(config=config, policies=policies) as handle:
+        yield handle.url, True
+
+
+@flow(name="calibrate_judge", flow_run_name="calibrate-judge")
+def calibrate_judge(
+    cases: str,
+    labels: list[str],
+    judge_models: list[str] | None = None,
+    repeats: AtLeastOne = 2,
+    max_agreement_gap: Annotated[float, Field(ge=0, le=2)] = 0.1,
+    max_inconsistency: Annotated[float, Field(ge=0, le=1)] = 0.2,
+    truth: str | None = None,
+    out: str | None = None,
+    resamples: Annotated[int, Field(ge=50)] = 1000,
+    seed: int = 0,
+    concurrency: AtLeastOne = 8,
+) -> CalibrationSummary:
+    """Calibrates judge models against human labels: every labelled case judged `repeats`
+    times per model, agreement with the humans (beside the humans' own), bootstrap intervals,
+    cost and latency, and the promotion gate's decision per model. The report (JSON + HTML)
+    is stored under the artifact root (``calibration/``, with one marker per judge
+    fingerprint) and in `out`, and published as artifacts of this flow run.
+
+    Args:
+        cases: the cases file (`benchforge judge export-labelling` writes one).
+        labels: labels files (CSV or JSON lines: case_id, rater, label).
+        judge_models: models to calibrate; default gpt-4.1-mini, or mock-judge without an
+            API key (then only mock judges: mock-judge, mock-judge-noisy:sigma=..,bias=..).
+        repeats: judgments of each case per model (self-consistency, score stability).
+        max_agreement_gap: accepted only if agreement >= inter-rater agreement - this.
+        max_inconsistency: accepted only if at most this share of GSB pairs flip with order.
+        truth: the mock noisy judges' truth file; default the humans' consensus.
+        out: also write report.json and report.html here.
+        resamples: bootstrap resamples per figure.
+        seed: the bootstrap's seed.
+        concurrency: judgments at once.
+    """
+    case_set = read_cases(Path(cases))
+    label_set = load_labels([Path(p) for p in labels], case_set)  # refused before any call
+    logger = get_run_logger()
+    settings = load_settings()
+    mock = uses_mock(settings, True)
+    models = list(judge_models or [MOCK_JUDGE_MODEL if mock else DEFAULT_JUDGE_MODEL])
+    gate = GateSettings(max_agreement_gap=max_agreement_gap, max_inconsistency=max_inconsistency)
+    with ExitStack() as stack:
+        truth_file = Path(truth) if truth else None
+        if mock and truth_file is None and any(m.startswith("mock-judge-noisy") for m in models):
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bf-truth-")))
+            consensus = label_set.consensus(case_set.cases)
+            truth_file = write_truth(truth_records(case_set, consensus), folder / "truth.jsonl")
+        base_url, mock = stack.enter_context(judge_endpoint(settings, models, truth_file))
+
+        def judge_for(model: str) -> Judge:
+            overrides: dict[str, object] = {"concurrency": concurrency}
+            if base_url:
+                overrides["base_url"] = base_url
+            if mock:
+                overrides["api_key"] = MOCK_API_KEY
+            config = LlmConfig.from_settings(settings, role="judge", model=model, **overrides)
+            client = SyncLlmClient(config)
+            stack.callback(client.close)
+            return Judge(client, JudgeSettings(mode="per_item"))
+
+        logger.info(
+            "calibrating %s on %d labelled cases (%d labels), %d repeats",
+            ", ".join(models),
+            len(label_set.case_ids()),
+            len(label_set.labels),
+            repeats,
+        )
+        report = run_calibration(
+            models,
+            case_set,
+            label_set,
+            repeats,
+            gate,
+            judge_for=judge_for,
+            bootstrap=BootstrapSettings(resamples=resamples, seed=seed),
+            concurrency=concurrency,
+        )
+    uris = save_report(open_store(settings.artifact_root), report)
+    if out:
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "report.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
+        (folder / "report.html").write_text(to_html(report), encoding="utf-8")
+        uris["out"] = str(folder.resolve())
+    summary = _summary(report, uris, mock)
+    create_markdown_artifact(
+        key="judge-calibration", markdown=summary.markdown, description="judge calibration"
+    )
+    create_table_artifact(
+        key="judge-calibration-figures", table=_table(report), description="judge calibration"
+    )
+    for judge in summary.judges:
+        logger.info("%s: %s", judge.model, "accepted" if judge.accepted else "rejected")
+    return summary

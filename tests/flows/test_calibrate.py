@@ -1,0 +1,215 @@
+"""Judge calibration through the flows and the CLI: ``export_labelling`` from a scored run, the
+``calibrate_judge`` flow on a real (ephemeral) Prefect server against the mock's noisy judges,
+and bad labels refused before any judge is called."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from benchforge.cli.main import main
+from benchforge.core.artifacts import open_store
+from benchforge.core.errors import BenchforgeError
+from benchforge.core.records import AgentLimits, JudgeRecord, RunSpec, TrialResult, TrialScore
+from benchforge.core.records.trials import TrialKey
+from benchforge.evaluation.calibration.cases import read_cases
+from benchforge.evaluation.calibration.labels import LabelsError
+from benchforge.evaluation.calibration.models import CalibrationReport
+from benchforge.evaluation.calibration.store import calibration_needed
+from benchforge.flows import calibrate as calibrate_flows
+from benchforge.flows.calibrate import calibrate_judge, export_labelling, trial_cases
+from benchforge.harness.store import RunStore
+from tests.paths import FIXTURES
+
+CALIBRATION = FIXTURES / "calibration"
+LOW = "mock-judge-noisy:sigma=0.05,seed=1"
+ARCH_TASK = ("de-mini", "mini-arch-retention", "1")
+BLUEPRINTS = {
+    "oracle": "models:\n  - name: fct_retention\n    grain: one row per account and quarter\n",
+    "careless": "models:\n  - name: everything\n",
+    "silent": "",  # an empty blueprint: scored 0 by code, not labelled
+}
+
+
+@pytest.fixture
+def artifacts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "artifacts"
+    monkeypatch.setenv("BENCHFORGE_ARTIFACT_ROOT", str(root))
+    monkeypatch.delenv("BENCHFORGE_OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("BENCHFORGE_OPENAI_BASE_URL", raising=False)
+    return root
+
+
+def _scored_run(run_id: str, judged: bool = True) -> Iterator[str]:
+    """A stored run of the de-mini architecture task, trials and scores written by hand (no
+    agent runs): what export_labelling reads."""
+    now = datetime.now(UTC)
+    run = RunStore(open_store(), run_id)
+    suite, task_id, version = ARCH_TASK
+    run.write_spec(
+        RunSpec(
+            run_id=run_id,
+            suites=[suite],
+            tasks_root=str(FIXTURES / "task_specs"),
+            agents=list(BLUEPRINTS),
+            models=["-"],
+            epochs=1,
+            limits=AgentLimits(),
+            datasets={f"{suite}/{task_id}@{version}": str(FIXTURES / "no-dataset")},
+            created_at=now,
+        )
+    )
+    for agent, blueprint in BLUEPRINTS.items():
+        key = TrialKey(
+            suite=suite,
+            task_id=task_id,
+            task_version=version,
+            agent=agent,
+            agent_config_hash="0000",
+            model="-",
+            epoch=0,
+        )
+        run.write_result(
+            TrialResult(
+                run_id=run_id,
+                key=key,
+                family="de_arch",
+                status="completed",
+                termination="finished",
+                outputs={"design/blueprint.yaml": blueprint},
+                started_at=now,
+                finished_at=now,
+                wall_s=1.0,
+            )
+        )
+        run.write_score(
+            TrialScore(
+                run_id=run_id,
+                key=key,
+                family="de_arch",
+                status="scored",
+                termination="finished",
+                metrics={"rubric": 50.0},
+                primary="rubric",
+                scored_on="visible",
+                judged=JudgeRecord() if judged else None,
+            )
+        )
+        yield key.slug
+
+
+def test_export_labelling_samples_a_runs_judged_cases(artifacts: Path, tmp_path: Path) -> None:
+    slugs = list(_scored_run("judged-run"))
+    out = tmp_path / "labelling"
+    summary = export_labelling("judged-run", out, per_stratum=2, seed=0)
+    assert summary.judged_trials == 2  # the empty blueprint is left out
+    assert summary.candidates == 2 * 3  # two trials, three rubric items each
+    assert summary.cases == 4 and summary.strata == 2
+    cases = read_cases(out / "cases.jsonl")
+    assert {c.agent for c in cases.cases} == {"oracle", "careless"}
+    assert all(c.kind == "rubric_item" and c.family == "de_arch" for c in cases.cases)
+    assert {c.trial for c in cases.cases} <= set(slugs)
+    (flat,) = cases.flat_rubrics.values()
+    assert {i.id for i in flat.items} == {"BA1", "TF1", "DQ1"}
+    oracle = next(c for c in cases.cases if c.agent == "oracle")
+    assert oracle.output == BLUEPRINTS["oracle"] and oracle.question == flat.requirement
+    with (out / "labelling.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["case_id"] for r in rows] == [c.case_id for c in cases.cases]
+    assert "grain: one row per account" in (out / "labelling.html").read_text()
+    # the CLI prints the same
+    assert main(["judge", "export-labelling", "judged-run", "--out", str(tmp_path / "o2")]) == 0
+
+
+def test_a_da_trial_gives_every_rubric_item_and_each_baseline_on_both_dimensions() -> None:
+    fixture = read_cases(CALIBRATION / "cases.jsonl")
+    (rubric,) = fixture.rubrics.values()
+    gold = SimpleNamespace(rubric=rubric, question="Why?", baselines={"b2": "B", "b1": "A"})
+    key = TrialKey(
+        suite="da-x",
+        task_id="t",
+        task_version="1",
+        agent="react-da",
+        agent_config_hash="1234",
+        model="gpt",
+        epoch=0,
+    )
+    score = TrialScore(
+        run_id="r", key=key, family="da_open", status="scored", termination="finished"
+    )
+    task = SimpleNamespace(key="da-x/t@1")
+    cases, found = trial_cases(score, task, gold, "# Report")  # type: ignore[arg-type]
+    assert found is rubric
+    items = [c for c in cases if c.kind == "rubric_item"]
+    assert [c.item_id for c in items] == [i.id for i in rubric.items]
+    assert all(c.question == "Why?" and c.rubric == rubric.version for c in items)
+    gsb = [c for c in cases if c.kind == "gsb_pair"]
+    assert [(c.baseline_id, c.dimension) for c in gsb] == [
+        ("b1", "readability"),
+        ("b1", "depth"),
+        ("b2", "readability"),
+        ("b2", "depth"),
+    ]
+    assert gsb[0].pair == f"{key.slug}:gsb:b1" and gsb[0].case_id == f"{gsb[0].pair}:readability"
+    assert gsb[0].baseline == "A" and gsb[0].contestant == "react-da (gpt)"
+
+
+def test_export_refuses_a_run_without_judged_trials(artifacts: Path, tmp_path: Path) -> None:
+    list(_scored_run("plain-run", judged=False))
+    with pytest.raises(BenchforgeError, match="has no judged trials"):
+        export_labelling("plain-run", tmp_path / "x")
+
+
+def test_the_flow_calibrates_stores_and_publishes(artifacts: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    summary = calibrate_judge(
+        cases=str(CALIBRATION / "cases.jsonl"),
+        labels=[str(CALIBRATION / "labels.csv")],
+        judge_models=[LOW],
+        repeats=1,
+        resamples=50,
+        out=str(out),
+    )
+    assert summary.mock_llm and summary.accepted == [LOW]
+    (judge,) = summary.judges
+    assert judge.accepted and not judge.reasons
+    for name in ("rubric pearson_r", "gsb kappa", "rubric alpha (humans)", "gsb model spearman"):
+        assert "[" in judge.figures[name], name  # a value with its interval
+    report = CalibrationReport.model_validate_json((out / "report.json").read_text())
+    assert report.cases == 152 and report.raters == ["rater1", "rater2", "rater3"]
+    assert "data:image/png;base64," in (out / "report.html").read_text()
+    stored = Path(summary.uris["report.json"])
+    assert stored.is_relative_to(artifacts) and stored.is_file()
+    store = open_store()
+    assert not calibration_needed(store, report.judge(LOW).fingerprint)
+    assert "accepted" in summary.markdown
+
+
+def test_bad_labels_fail_before_any_judge_call(
+    artifacts: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def no_server(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the mock server (and so a judge) was started")
+
+    monkeypatch.setattr(calibrate_flows, "run_server", no_server)
+    first = json.loads((CALIBRATION / "cases.jsonl").read_text().splitlines()[-1])
+    bad = tmp_path / "labels.csv"
+    bad.write_text(f"case_id,rater,label\n{first['case_id']},ann,7\nghost,ann,1\n")
+    command = ["calibrate", "--cases", str(CALIBRATION / "cases.jsonl"), "--labels", str(bad)]
+    assert main([*command, "--judge-model", LOW]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2: " in err and "outside the item's range" in err
+    assert f"{bad}:3: unknown case id 'ghost'" in err
+    with pytest.raises(LabelsError, match="2 problem"):
+        calibrate_judge.fn(
+            cases=str(CALIBRATION / "cases.jsonl"), labels=[str(bad)], judge_models=[LOW]
+        )
