@@ -7,6 +7,7 @@ import json
 import sys
 import types
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -229,7 +230,7 @@ def test_noisy_judges_go_to_their_module(
 ) -> None:
     seen: list[tuple[str, str]] = []
 
-    def reply(request: PolicyRequest, params: str) -> PolicyReply:
+    def reply(request: PolicyRequest, params: str, truth: Path | None = None) -> PolicyReply:
         seen.append((request.model, params))
         return PolicyReply(content="noisy")
 
