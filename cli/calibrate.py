@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchforge.cli.common import Subparsers, quiet_prefect
+from benchforge.cli.common import Subparsers, latest_run_id, quiet_prefect
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -27,7 +27,9 @@ def add_parser(sub: Subparsers) -> None:
         ),
         formatter_class=argparse.RawTextHelpFormatter,
     )
-    export.add_argument("run_id", metavar="RUN", help="a scored run with judged trials")
+    export.add_argument(
+        "run_id", metavar="RUN", nargs="?", help="a scored run with judged trials (default: latest)"
+    )
     export.add_argument("--out", required=True, help="folder for the three files")
     export.add_argument("--per-stratum", type=int, default=5, help="cases per stratum")
     export.add_argument("--seed", type=int, default=0, help="the sampling seed")
@@ -77,7 +79,7 @@ def export_command(args: argparse.Namespace) -> int:
     from benchforge.flows.calibrate import export_labelling
 
     summary = export_labelling(
-        args.run_id, Path(args.out), per_stratum=args.per_stratum, seed=args.seed
+        args.run_id or latest_run_id(), Path(args.out), per_stratum=args.per_stratum, seed=args.seed
     )
     print(
         f"run {summary.run_id}: {summary.cases} cases sampled from {summary.candidates} "
