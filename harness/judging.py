@@ -83,6 +83,7 @@ def judge_session(
             overrides["base_url"] = base_url
         if mock:
             overrides["api_key"] = MOCK_API_KEY
+            overrides["cache_endpoint"] = "benchforge-mock-server"
         config = LlmConfig.from_settings(
             settings, role="judge", model=judge_model_for(settings, model, mock), **overrides
         )

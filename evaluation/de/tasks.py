@@ -7,7 +7,11 @@ What differs between the DE families (de_impl, de_evol, de_arch) is in their fam
 
 from __future__ import annotations
 
+import fcntl
 import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -39,10 +43,36 @@ class TaskGold(BaseModel):
 
 
 def gold_cache(cache: Path, domain: str, repo: Path, dataset_dir: Path) -> Path:
+    """The gold build of ``repo`` on ``dataset_dir`` under ``cache``, built on first use.
+    Concurrent callers (trials preparing their data, scoring chunks, other processes) wait
+    for one build instead of building into the same folder at once."""
     folder = cache / domain / dataset_version(dataset_dir) / repo_version(repo)
-    if not LAYOUT.gold_record_file(folder).exists():
-        build_gold(domain, repo, dataset_dir, folder)
+    if LAYOUT.gold_record_file(folder).exists():
+        return folder
+    with _build_lock(folder):
+        if not LAYOUT.gold_record_file(folder).exists():
+            build_gold(domain, repo, dataset_dir, folder)
     return folder
+
+
+_locks_guard = threading.Lock()
+_folder_locks: dict[Path, threading.Lock] = {}
+
+
+@contextmanager
+def _build_lock(folder: Path) -> Iterator[None]:
+    """This process's threads (a lock per folder), then other processes (an exclusive
+    ``flock`` on ``<folder>.lock``)."""
+    with _locks_guard:
+        lock = _folder_locks.setdefault(folder, threading.Lock())
+    with lock:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with open(folder.with_name(folder.name + ".lock"), "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def changed_nodes(v1_folder: Path, v2_folder: Path) -> set[str]:

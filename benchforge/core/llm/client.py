@@ -160,7 +160,9 @@ class LlmClient:
         )
         started_at = datetime.now(UTC)
         t0 = time.monotonic()
-        key_payload = cache_key_payload(self.config.base_url, body, epoch)
+        key_payload = cache_key_payload(
+            self.config.cache_endpoint or self.config.base_url, body, epoch
+        )
         key = cache_key(key_payload) if self.cache is not None else None
 
         if self.cache is not None and key is not None:

@@ -44,6 +44,11 @@ class LlmConfig(BaseModel):
     concurrency: int = Field(default=8, ge=1, description="requests in flight per model")
     requests_per_minute: float | None = Field(default=None, gt=0, description="None: no cap")
     cache_dir: Path | None = Field(default=None, description="response cache; None: off")
+    cache_endpoint: str | None = Field(
+        default=None,
+        description="names the endpoint in cache keys instead of base_url: the mock server "
+        "listens on a new port each run, and its answers must still be found again",
+    )
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="extra request fields (part of the cache key)"
     )
