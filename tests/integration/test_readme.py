@@ -17,6 +17,14 @@ ROOT = REPO_ROOT
 README = (ROOT / "README.md").read_text()
 
 
+CALIBRATE = (
+    "benchforge calibrate --cases tests/fixtures/calibration/cases.jsonl "
+    "--labels tests/fixtures/calibration/labels.csv --truth tests/fixtures/calibration/truth.jsonl "
+    "--judge-model mock-judge-noisy:sigma=0.05,bias=0,seed=1 "
+    "--judge-model mock-judge-noisy:sigma=0.6,bias=0.4,seed=2 --resamples 200"
+)
+
+
 def readme_commands() -> list[str]:
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", README, flags=re.S):
@@ -71,6 +79,12 @@ def test_every_readme_command_is_covered_here() -> None:
         "--model mock-script:react-de-crm-sla-solve",
         "python -m benchforge.infra.deploy --list",
         "python bench/fanout.py",
+        "benchforge run --suite da-crm --agent oracle --agent null --agent react-da",
+        "benchforge score-run --rescore",
+        "benchforge task prepare task_specs/da-crm --seed 8",
+        "python bench/judging.py",
+        "benchforge judge export-labelling --out labelling",
+        CALIBRATE,
     }
     assert set(readme_commands()) == covered
 
@@ -85,8 +99,18 @@ def test_pipeline_command_runs_the_nightly_eval_offline(workdir: Path) -> None:
     result = run("bash scripts/pipeline.sh --date 2026-01-31", ROOT, env)
     out = result.stdout
     assert result.returncode == 0, (out + result.stderr)[-4000:]
-    assert "verified 4 tasks (gold 100, do-nothing 0)" in out
+    assert "verified 7 tasks (gold 100, do-nothing 0)" in out  # 4 executed, 3 blueprints
     assert "run nightly-2026-01-31: 21 trials" in out
+    # the judged analysis suite, as a run of its own
+    assert "verified 5 judged tasks (reference >= 90, empty 0)" in out
+    assert "run nightly-2026-01-31-da: 15 trials" in out
+    assert "judge mock-judge (the Benchforge mock LLM server)" in out
+    da_board = json.loads(
+        (workdir / "artifacts/runs/nightly-2026-01-31-da/report/leaderboard.json").read_text()
+    )
+    da_rows = {row["agent"]: row for row in da_board["rows"]}
+    assert da_rows["oracle"]["primary_mean"] >= 90.0 and da_rows["null"]["primary_mean"] == 0.0
+    assert {"accuracy", "gsb", "readability"} <= set(da_rows["react-da"]["metrics"])
     assert out.index("mock LLM server") < out.index("| oracle")  # the banner comes first
     assert "network isolated" in out
     board = json.loads(
@@ -157,6 +181,78 @@ def test_run_and_report_commands(workdir: Path) -> None:
     assert "scored 1 trials (scored 1)" in react.stdout and "mock server" in react.stdout
     deploy = run("python -m benchforge.infra.deploy --list", ROOT)
     assert "nightly/nightly-eval" in deploy.stdout
+
+
+def test_judged_run_rescore_prepare_and_labelling_commands(workdir: Path) -> None:
+    # After test_run_and_report_commands: the crm dataset and its gold build are reused.
+    env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts"), "BENCHFORGE_OPENAI_API_KEY": ""}
+    ran = run(
+        "benchforge run --suite da-crm --agent oracle --agent null --agent react-da", ROOT, env
+    )
+    out = ran.stdout
+    assert ran.returncode == 0, (out + ran.stderr)[-4000:]
+    assert "15 trials, 0 already done, 15 run (0 infrastructure errors)" in out
+    assert "scored 15 trials (scored 15)" in out
+    sent = re.search(
+        r"judge mock-judge \(the Benchforge mock LLM server\): (\d+) LLM requests", out
+    )
+    assert sent and int(sent.group(1)) > 0
+    reported = run("benchforge report", ROOT, env)
+    assert "MOCK JUDGE" in reported.stdout and "## Judging" in reported.stdout
+    for task in ("crm-da-bookings-2024", "crm-da-win-rate-drivers", "crm-da-customer-profile"):
+        oracle, scored = task_row(reported.stdout, task, "da_open", "oracle")
+        assert float(oracle[0]) >= 90.0 and scored == "1/1", oracle
+        null, _ = task_row(reported.stdout, task, "da_open", "null")
+        assert float(null[0]) == 0.0, null
+
+    again = run("benchforge score-run --rescore", ROOT, env)
+    assert again.returncode == 0, (again.stdout + again.stderr)[-3000:]
+    assert "scored 15 trials (scored 15)" in again.stdout
+    assert re.search(
+        r": 0 LLM requests sent, [1-9]\d* answered from the response cache", again.stdout
+    )
+
+    seeds = {}
+    for seed, command in (
+        (7, "benchforge task prepare task_specs/da-crm --seed 7 --out prepared-7"),
+        (8, "benchforge task prepare task_specs/da-crm --seed 8"),
+    ):
+        prepared = run(command, workdir, env)
+        assert prepared.returncode == 0, (prepared.stdout + prepared.stderr)[-3000:]
+        assert prepared.stdout.count("ok  da-crm/") == 5
+        seeds[seed] = workdir / ("prepared-7" if seed == 7 else "out/prepared") / "da-crm"
+    for task in (p.name for p in seeds[7].iterdir()):
+        seven = json.loads((seeds[7] / task / "anchors.json").read_text())
+        eight = json.loads((seeds[8] / task / "anchors.json").read_text())
+        assert seven.keys() == eight.keys() and seven
+        assert all(seven[k]["value"] != eight[k]["value"] for k in seven), task
+        rubric7, rubric8 = (s / task / "rubric.md" for s in (seeds[7], seeds[8]))
+        assert rubric7.read_text() != rubric8.read_text()
+
+    labelled = run("benchforge judge export-labelling --out labelling", workdir, env)
+    assert labelled.returncode == 0, (labelled.stdout + labelled.stderr)[-3000:]
+    for name in ("cases.jsonl", "labelling.csv", "labelling.html"):
+        assert (workdir / "labelling" / name).stat().st_size > 0
+
+
+def test_calibrate_command_gates_the_fixture_judges(workdir: Path) -> None:
+    env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts"), "BENCHFORGE_OPENAI_API_KEY": ""}
+    result = run(CALIBRATE, ROOT, env)
+    out = result.stdout
+    # exit 0: at least one model accepted
+    assert result.returncode == 0, (out + result.stderr)[-3000:]
+    assert "mock-judge-noisy:sigma=0.05,bias=0,seed=1: ACCEPTED" in out
+    assert "mock-judge-noisy:sigma=0.6,bias=0.4,seed=2: REJECTED" in out
+    for figure in ("rubric pearson_r", "gsb kappa", "alpha (humans)", "model spearman"):
+        assert re.search(rf"{figure}\s+-?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\]", out), figure
+
+
+def test_judging_bench_prints_its_figures() -> None:
+    # The README runs it at scale 0.05; here the same script on a smaller dataset.
+    result = run("python bench/judging.py --scale 0.02 --latency-ms 5", ROOT)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert re.search(r"per-item vs batched agree\s+\d+/\d+ items", result.stdout)
+    assert "re-judge from the cache      0 requests" in result.stdout
 
 
 def test_synth_and_gold_commands(workdir: Path, s3_server: str, s3_bucket: str) -> None:
