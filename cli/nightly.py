@@ -80,6 +80,9 @@ def nightly_command(args: argparse.Namespace) -> int:
     print(result.report.markdown)
     for name, uri in sorted(result.report.uris.items()):
         print(f"saved {name}: {uri}")
+    if result.calibration is not None:
+        state = "ran" if result.calibration.ran else "skipped (judge, prompts, rubrics unchanged)"
+        print(f"judge calibration: {state}")
     if result.judged is not None:
         judged = result.judged
         print(f"verified {judged.verified_tasks} judged tasks (reference >= 90, empty 0)")

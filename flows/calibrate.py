@@ -12,6 +12,7 @@ a truth file, by default the humans' consensus of the labels given.
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -41,9 +42,10 @@ from benchforge.evaluation.calibration.labels import load_labels, truth_records,
 from benchforge.evaluation.calibration.models import CalibrationReport
 from benchforge.evaluation.calibration.render import to_html, to_markdown
 from benchforge.evaluation.calibration.runner import calibrate_judge as run_calibration
+from benchforge.evaluation.calibration.runner import fingerprint_for
 from benchforge.evaluation.calibration.sheets import sample_cases, write_labelling
 from benchforge.evaluation.calibration.stats import BootstrapSettings
-from benchforge.evaluation.calibration.store import save_report
+from benchforge.evaluation.calibration.store import calibration_needed, save_report
 from benchforge.evaluation.families import family_of
 from benchforge.evaluation.judges.client import (
     DEFAULT_JUDGE_MODEL,
@@ -428,3 +430,45 @@ def calibrate_judge(
     for judge in summary.judges:
         logger.info("%s: %s", judge.model, "accepted" if judge.accepted else "rejected")
     return summary
+
+
+class CalibrationCheck(BaseModel):
+    """What the nightly did about calibration: ``ran`` (the judge, a prompt, a rubric or the
+    labels changed since the last calibration) or skipped, with the fingerprints asked."""
+
+    ran: bool
+    fingerprints: dict[str, str] = Field(description="judge model -> fingerprint")
+    summary: CalibrationSummary | None = None
+
+
+def calibrate_if_changed(
+    cases: str,
+    labels: list[str],
+    judge_models: list[str] | None = None,
+    truth: str | None = None,
+    repeats: int = 2,
+    resamples: int = 1000,
+) -> CalibrationCheck:
+    """Runs ``calibrate_judge`` only when some judge model has no calibration stored for its
+    fingerprint (model, judge prompt versions, rubric versions of the cases, cases and labels):
+    the scheduled nightly calls it, so a judge is re-calibrated whenever it, its prompts or a
+    rubric change, and not otherwise."""
+    case_set = read_cases(Path(cases))
+    label_set = load_labels([Path(p) for p in labels], case_set)
+    settings = load_settings()
+    mock = uses_mock(settings, True)
+    models = list(judge_models or [MOCK_JUDGE_MODEL if mock else DEFAULT_JUDGE_MODEL])
+    store = open_store(settings.artifact_root)
+    prints = {m: fingerprint_for(m, case_set, label_set) for m in models}
+    if not any(calibration_needed(store, fp) for fp in prints.values()):
+        logging.getLogger(__name__).info("judge calibration unchanged (%s): skipped", prints)
+        return CalibrationCheck(ran=False, fingerprints=prints)
+    summary = calibrate_judge(
+        cases=cases,
+        labels=labels,
+        judge_models=models,
+        truth=truth,
+        repeats=repeats,
+        resamples=resamples,
+    )
+    return CalibrationCheck(ran=True, fingerprints=prints, summary=summary)

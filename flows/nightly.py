@@ -20,6 +20,7 @@ from benchforge.agents.registry import AgentSpelling
 from benchforge.core.artifacts import open_store
 from benchforge.core.records import AgentLimits, LlmOptions
 from benchforge.core.settings import load_settings
+from benchforge.flows.calibrate import CalibrationCheck, calibrate_if_changed
 from benchforge.flows.datasets import resolve_datasets, resolve_heldout
 from benchforge.flows.defaults import (
     NIGHTLY_AGENTS,
@@ -60,6 +61,7 @@ class NightlyResult(BaseModel):
     scores: ScoreSummary
     report: ReportSummary
     judged: JudgedNightly | None = None
+    calibration: CalibrationCheck | None = None  # None: no labelled cases configured
 
 
 def scheduled_date() -> date:
@@ -102,6 +104,9 @@ def nightly(
     da_suites: list[str] | None = None,
     da_agents: list[AgentSpelling] | None = None,
     da_models: list[str] | None = None,
+    calibration_cases: str | None = None,
+    calibration_labels: list[str] | None = None,
+    judge_models: list[str] | None = None,
 ) -> NightlyResult:
     """The nightly evaluation. Every parameter is checked before any data work; rerunning a
     date resumes that date's run, and resuming with other inputs is refused.
@@ -130,6 +135,11 @@ def nightly(
         da_agents: agents of the analysis run (default oracle, null, react-da).
         da_models: models of the analysis run; default gpt-4.1-mini with an API key, else the
             mock server's scripted react-da (mock-script:react-da-report).
+        calibration_cases: labelled judge cases (`benchforge judge export-labelling`); with
+            calibration_labels, the judges are re-calibrated first whenever the judge model,
+            its prompts, a rubric or the labels changed (else skipped).
+        calibration_labels: the human labels of calibration_cases (CSV or JSON lines).
+        judge_models: the judge models calibrated (default: the scoring judge).
     """
     logger = get_run_logger()
     settings = load_settings()
@@ -203,6 +213,11 @@ def nightly(
     )
     scores = score_run(run_id=run_id)
     board = publish_report(run_id)
+    calibration = None
+    if calibration_cases and calibration_labels:
+        calibration = calibrate_if_changed(
+            calibration_cases, list(calibration_labels), judge_models=judge_models
+        )
     judged = None
     if da_suites:
         judged = _judged_run(
@@ -238,6 +253,7 @@ def nightly(
         scores=scores,
         report=board,
         judged=judged,
+        calibration=calibration,
     )
 
 

@@ -213,3 +213,27 @@ def test_bad_labels_fail_before_any_judge_call(
         calibrate_judge.fn(
             cases=str(CALIBRATION / "cases.jsonl"), labels=[str(bad)], judge_models=[LOW]
         )
+
+
+def test_the_nightly_recalibrates_only_when_the_judge_or_its_inputs_change(
+    artifacts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases, labels = str(CALIBRATION / "cases.jsonl"), [str(CALIBRATION / "labels.csv")]
+    truth = str(CALIBRATION / "truth.jsonl")
+
+    def check(model: str) -> calibrate_flows.CalibrationCheck:
+        return calibrate_flows.calibrate_if_changed(
+            cases, labels, judge_models=[model], truth=truth, repeats=1, resamples=50
+        )
+
+    first = check(LOW)
+    assert first.ran and first.summary is not None and first.summary.judges[0].model == LOW
+    again = check(LOW)
+    assert not again.ran and again.fingerprints == first.fingerprints  # nothing changed
+    # a new judge prompt is a new fingerprint: calibrated again
+    monkeypatch.setattr(
+        calibrate_flows,
+        "fingerprint_for",
+        lambda model, c, lab: "changed-prompt-" + first.fingerprints[model],
+    )
+    assert check(LOW).ran
