@@ -1,4 +1,5 @@
-"""The agents Benchforge ships: oracle, null, react-de, single-call, command.
+"""The agents Benchforge ships: oracle, null, react-de, react-da, single-call, command
+(react-de and react-da share the ReAct loop of ``react``).
 
 Each registers itself (``benchforge.agents.registration.register_agent``) in its own module;
 importing this package imports every module in it, so a new shipped agent is one new module.
@@ -10,6 +11,7 @@ import pkgutil
 from benchforge.agents.builtin.command import CommandAgent, CommandAgentConfig
 from benchforge.agents.builtin.null import NullAgent
 from benchforge.agents.builtin.oracle import OracleAgent
+from benchforge.agents.builtin.react_da import ReactDaAgent, ReactDaConfig
 from benchforge.agents.builtin.react_de import ReactDeAgent, ReactDeConfig
 from benchforge.agents.builtin.single_call import SingleCallAgent, SingleCallConfig
 
@@ -21,6 +23,8 @@ __all__ = [
     "CommandAgentConfig",
     "NullAgent",
     "OracleAgent",
+    "ReactDaAgent",
+    "ReactDaConfig",
     "ReactDeAgent",
     "ReactDeConfig",
     "SingleCallAgent",
