@@ -114,7 +114,8 @@ def spec_adapter() -> TypeAdapter[Any]:
     names = tuple(known)
     with _lock:
         if _adapter is None or _adapter[0] != names:
-            types = tuple(f.spec_type for f in known.values())
+            # by family name: the schema (and its file) is the same whatever imported first
+            types = tuple(known[name].spec_type for name in sorted(known))
             if not types:
                 raise UnknownFamilyError("no task family is registered")
             if len(types) == 1:

@@ -66,7 +66,7 @@ def test_request_checks_name_the_problem(tmp_path: Path) -> None:
         check_request(**{**asked, **changes})  # type: ignore[arg-type]
 
     check()  # the plain request is fine
-    with pytest.raises(ConfigError, match=r"no suite 'de-mni'.*suites under .*: de-mini"):
+    with pytest.raises(ConfigError, match=r"no suite 'de-mni'.*suites under .*: da-mini, de-mini"):
         check(suites=["de-mni"])
     with pytest.raises(ConfigError, match=r"unknown task ids: nope \(in de-mini: mini-arch"):
         check(task_ids=["nope"])
@@ -91,8 +91,8 @@ def test_flow_parameters_are_described_bounded_and_offer_the_agents() -> None:
     assert undescribed == []
     assert props["epochs"]["minimum"] == 1 and props["concurrency"]["maximum"] == 256
     choices = props["agents"]["anyOf"][0]["items"]["anyOf"]
-    assert choices[0]["enum"] == ["oracle", "null", "react-de", "single-call"]
-    assert choices[1]["pattern"].startswith("^(react-de|single-call|command)=")
+    assert choices[0]["enum"] == ["oracle", "null", "react-de", "react-da", "single-call"]
+    assert choices[1]["pattern"].startswith("^(react-de|react-da|single-call|command)=")
     assert props["run_id"]["anyOf"][0]["pattern"].startswith("^[A-Za-z0-9]")
 
 

@@ -160,10 +160,11 @@ def test_run_and_report_commands(workdir: Path) -> None:
         ("crm-evol-rep-quarterly-attainment", "de_evol"),
         ("crm-evol-support-response-sla", "de_evol"),
     ]:
-        # CS (primary), then CFS, CFS / CS on the visible seed, SR, SR on the visible seed
-        # (the de_arch metrics' columns are empty on a DE row)
-        assert task_row(reported.stdout, task, family, "oracle") == (["100.0"] * 6, "2/2")
-        assert task_row(reported.stdout, task, family, "null") == (["0.0"] * 6, "2/2")
+        # the primary metric (CS), then CFS, CFS / CS / SR and SR / CS on the visible seed (the
+        # run mixes two primary metrics, so CS also has its own column; the de_arch metrics'
+        # columns are empty on a DE row)
+        assert task_row(reported.stdout, task, family, "oracle") == (["100.0"] * 7, "2/2")
+        assert task_row(reported.stdout, task, family, "null") == (["0.0"] * 7, "2/2")
     assert "MOCK LLM" not in reported.stdout  # no agent called a model
     # ... but the blueprints (de_arch) were judged by the mock server's judge, and it says so
     assert "MOCK JUDGE" in reported.stdout
@@ -193,10 +194,8 @@ def test_judged_run_rescore_prepare_and_labelling_commands(workdir: Path) -> Non
     assert ran.returncode == 0, (out + ran.stderr)[-4000:]
     assert "15 trials, 0 already done, 15 run (0 infrastructure errors)" in out
     assert "scored 15 trials (scored 15)" in out
-    sent = re.search(
-        r"judge mock-judge \(the Benchforge mock LLM server\): (\d+) LLM requests", out
-    )
-    assert sent and int(sent.group(1)) > 0
+    # (the nightly test judged the same reports on the same data: its replies may be cached)
+    assert re.search(r"judge mock-judge \(the Benchforge mock LLM server\): \d+ LLM requests", out)
     reported = run("benchforge report", ROOT, env)
     assert "MOCK JUDGE" in reported.stdout and "## Judging" in reported.stdout
     for task in ("crm-da-bookings-2024", "crm-da-win-rate-drivers", "crm-da-customer-profile"):
@@ -244,7 +243,7 @@ def test_calibrate_command_gates_the_fixture_judges(workdir: Path) -> None:
     assert "mock-judge-noisy:sigma=0.05,bias=0,seed=1: ACCEPTED" in out
     assert "mock-judge-noisy:sigma=0.6,bias=0.4,seed=2: REJECTED" in out
     for figure in ("rubric pearson_r", "gsb kappa", "alpha (humans)", "model spearman"):
-        assert re.search(rf"{figure}\s+-?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\]", out), figure
+        assert re.search(rf"{re.escape(figure)}\s+-?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\]", out), figure
 
 
 def test_judging_bench_prints_its_figures() -> None:
