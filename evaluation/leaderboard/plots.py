@@ -333,7 +333,7 @@ def dimension_bars(lb: Leaderboard) -> str:
     if not dims or not rows:
         return ""
     label_w = _label_width(r.label for r in rows)
-    plot_w, right, top, bar_h = 360.0, 150.0, 12.0, 9.0
+    plot_w, right, top, bar_h = 360.0, 150.0, 12.0, 15.0
     group_h = bar_h * len(dims) + 12.0
     axis_h = 30.0
     height = top + group_h * len(rows) + axis_h
