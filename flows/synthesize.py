@@ -10,17 +10,11 @@ from prefect.artifacts import create_markdown_artifact
 from pydantic import Field
 
 from benchforge.core.progress import emit
+from benchforge.core.publish import Target, discard, prepare_target, publish
 from benchforge.core.records import DatasetRecord
 from benchforge.core.settings import load_settings
 from benchforge.harness.datasets import default_dataset_location
-from benchforge.synthesis.dataset import (
-    Target,
-    discard,
-    prepare_target,
-    publish,
-    validate_step,
-    write_record,
-)
+from benchforge.synthesis.dataset import validate_step, write_record
 from benchforge.synthesis.engine import generate_dataset
 from benchforge.synthesis.spec import load_domain
 from benchforge.synthesis.validation import ValidationReport

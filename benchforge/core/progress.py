@@ -50,9 +50,16 @@ class TrialDone(BaseModel):
     termination: str
 
 
+class StageDone(BaseModel):
+    """A multi-stage job (an anonymized release) finished one of its stages."""
+
+    kind: Literal["stage_done"] = "stage_done"
+    stage: str
+
+
 DatasetEvent = RowsGenerated | TableExported
 RunEvent = Planned | TrialDone
-ProgressEvent = DatasetEvent | RunEvent
+ProgressEvent = DatasetEvent | RunEvent | StageDone
 Listener = Callable[[ProgressEvent], None]
 
 _lock = threading.Lock()

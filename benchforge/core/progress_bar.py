@@ -15,13 +15,32 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from benchforge.core.progress import Planned, ProgressEvent, RowsGenerated, TableExported, TrialDone
+from benchforge.core.progress import (
+    Planned,
+    ProgressEvent,
+    RowsGenerated,
+    StageDone,
+    TableExported,
+    TrialDone,
+)
 
 
 class DatasetProgress:
-    """Two bars: rows generated (all tables) and tables stressed + exported."""
+    """Two bars: rows generated (all tables) and tables stressed + exported; for an anonymized
+    release (``stages`` given): rows transformed and the release's stages."""
 
-    def __init__(self, estimated_rows: dict[str, int], enabled: bool = True):
+    def __init__(
+        self,
+        estimated_rows: dict[str, int],
+        enabled: bool = True,
+        *,
+        verb: str = "generating",
+        done: str = "rows generated",
+        stages: list[str] | None = None,
+    ):
+        self.verb = verb
+        self.done = done
+        self.stages = stages
         self.enabled = enabled and sys.stderr.isatty()
         self.tables = len(estimated_rows)
         self.total = max(1, sum(estimated_rows.values()))
@@ -39,8 +58,11 @@ class DatasetProgress:
 
     def __enter__(self) -> DatasetProgress:
         self.progress.start()
-        self._rows = self.progress.add_task("generating rows", total=self.total)
-        self._export = self.progress.add_task("exporting Parquet", total=self.tables)
+        self._rows = self.progress.add_task(f"{self.verb} rows", total=self.total)
+        if self.stages:
+            self._export = self.progress.add_task(self.stages[0], total=len(self.stages))
+        else:
+            self._export = self.progress.add_task("exporting Parquet", total=self.tables)
         return self
 
     def update(self, event: ProgressEvent) -> None:
@@ -51,8 +73,12 @@ class DatasetProgress:
                 self._rows,
                 completed=done,
                 total=max(self.total, done),
-                description=f"generating {event.table}",
+                description=f"{self.verb} {event.table}",
             )
+        elif isinstance(event, StageDone) and self._export is not None and self.stages:
+            done = self.progress.tasks[self._export].completed + 1
+            following = self.stages[int(done)] if done < len(self.stages) else "done"
+            self.progress.update(self._export, completed=done, description=following)
         elif isinstance(event, TableExported) and self._export is not None:
             self.progress.update(self._export, advance=1, description=f"exported {event.table}")
 
@@ -64,7 +90,7 @@ class DatasetProgress:
     ) -> None:
         if exc_type is None and self._rows is not None:
             done = self.progress.tasks[self._rows].completed
-            self.progress.update(self._rows, total=done, description="rows generated")
+            self.progress.update(self._rows, total=done, description=self.done)
         self.progress.stop()
 
 

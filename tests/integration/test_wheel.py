@@ -27,7 +27,16 @@ from tests.paths import REPO_ROOT
 ROOT = REPO_ROOT
 SHIPPED_TASKS = sorted(p.parent for p in (ROOT / "task_specs").rglob("task.yaml"))
 # The top-level folders of the checkout: inside the wheel only as benchforge.<name>.
-OLD_TOP_LEVEL = ["agents", "evaluation", "synthesis", "flows", "harness", "cli", "infra"]
+OLD_TOP_LEVEL = [
+    "agents",
+    "evaluation",
+    "synthesis",
+    "anonymize",
+    "flows",
+    "harness",
+    "cli",
+    "infra",
+]
 
 
 def checked(argv: list[str | Path], **kwargs: object) -> subprocess.CompletedProcess[str]:
@@ -176,6 +185,13 @@ def test_task_validate_finds_every_shipped_task(venv: Path, outside: Path) -> No
     assert len(valid) == len(SHIPPED_TASKS), out
     site = str(venv.resolve())
     assert all(site in line for line in valid), out  # the installed task specs
+
+
+def test_the_shipped_anonymization_policies_are_installed(venv: Path, outside: Path) -> None:
+    out = run_in(venv, outside, [venv / "bin" / "benchforge", "policy", "list"])
+    assert out.split() == ["ads", "crm", "enterprise"], out
+    schema = run_in(venv, outside, [venv / "bin" / "benchforge", "policy", "schema"])
+    assert json.loads(schema)["title"] == "AnonymizationPolicy"
 
 
 def test_synth_runs_on_prefect_from_anywhere(venv: Path, outside: Path) -> None:

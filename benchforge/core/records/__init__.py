@@ -14,7 +14,7 @@ These are plain pydantic models with no behaviour beyond small derived values, s
 (libraries, harness, flows, CLI) can share them without importing one another.
 """
 
-from benchforge.core.records.datasets import GOLD_DB, DatasetRecord, GoldBuild
+from benchforge.core.records.datasets import GOLD_DB, DatasetRecord, GoldBuild, ReleaseStamp
 from benchforge.core.records.runs import LlmOptions, RunIdentity, RunSpec
 from benchforge.core.records.scores import (
     JudgedItem,
@@ -36,6 +36,7 @@ __all__ = [
     "LlmOptions",
     "NodeCheck",
     "NodeDetail",
+    "ReleaseStamp",
     "RunIdentity",
     "RunSpec",
     "ScoreStatus",

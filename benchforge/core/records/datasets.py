@@ -23,6 +23,17 @@ class DatasetRecord(BaseModel):
     table_checksums: dict[str, str]
     validation_success: bool | None
     validation_expectations: int
+    release: ReleaseStamp | None = None
+
+
+class ReleaseStamp(BaseModel):
+    """Set on an anonymized release: what it was made from and under which policy. No original
+    value, only versions and digests."""
+
+    source_version: str  # the source dataset's version (a digest of its table checksums)
+    policy: str  # the policy file
+    policy_sha256: str
+    report_passed: bool
 
 
 class GoldBuild(BaseModel):

@@ -1,0 +1,28 @@
+"""Which columns of a policy are *direct identifiers*: the one definition the transform's
+free-text deny-list and the report's verbatim leak count share (if they differed, a value could
+be searched for without ever having been scrubbed, or scrubbed without being checked).
+
+A column is a direct identifier when the policy tags it ``pii: direct`` (whatever its rule) or
+pseudonymizes it (keys and codes: their originals must not survive anywhere). A column replaced
+by ``fake`` without the tag (a first name, a city) is not: on its own it names no one, and its
+values are ordinary words that free text legitimately contains; the person it belongs to is
+named by a composite identifier (first + last name), which is one.
+"""
+
+from __future__ import annotations
+
+from benchforge.anonymize.policy.models import Column, Policy
+
+
+def is_direct_identifier(column: Column) -> bool:
+    return column.pii == "direct" or column.rule.rule == "pseudonymize"
+
+
+def direct_identifier_columns(policy: Policy) -> list[tuple[str, str]]:
+    """(table, column) of every direct identifier column, in policy order."""
+    return [
+        (tname, cname)
+        for tname, table in policy.tables.items()
+        for cname, col in table.columns.items()
+        if is_direct_identifier(col)
+    ]

@@ -1,0 +1,363 @@
+"""The anonymization policy: one YAML file per dataset saying, for every column of every table,
+what happens to it, plus the keys the release must keep, the quasi-identifiers the privacy report
+measures, and the thresholds below which nothing is published.
+
+Tables and columns are mappings keyed by name, so a validation error reads
+``tables.accounts.columns.email.rule`` rather than a list index. A column's rule is written as
+a mapping with ``rule:`` (``{rule: perturb, method: noise, scale: 0.05}``) or, for rules without
+parameters, as the bare name (``keep``, ``pseudonymize``, ``scrub``, ``suppress``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from benchforge.core.errors import BenchforgeError
+
+DEFAULT_SECRET_ENV = "BENCHFORGE_ANON_SECRET"
+
+
+class PolicyError(BenchforgeError):
+    """A policy is malformed or does not fit its dataset; nothing was written. Each problem is a
+    (field path, message) pair; the message names the policy file."""
+
+    def __init__(self, source: str, problems: list[tuple[str, str]]):
+        self.source = source
+        self.problems = problems
+        lines = "\n".join(f"  {path}: {msg}" for path, msg in problems)
+        super().__init__(f"{source}: invalid anonymization policy\n{lines}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---------------------------------------------------------------- column rules
+
+
+class Keep(_Strict):
+    """Released unchanged. A column the PII detector flags cannot be kept (see ``allow_pii``)."""
+
+    rule: Literal["keep"] = "keep"
+    reason: str | None = Field(default=None, description="Why keeping it is safe (documentation).")
+    allow_pii: bool = Field(
+        default=False,
+        description="Keep a column the PII detector flags (e.g. a public business phone). "
+        "Refused for columns the policy itself tags as direct identifiers.",
+    )
+
+
+class Pseudonymize(_Strict):
+    """Keyed pseudonym: HMAC-SHA256(secret, canonical value). The same secret and format give the
+    same pseudonym in every table, so joins survive. ``preserve`` keeps the value's shape (a
+    prefix, the length, digits stay digits, letters stay letters); ``hex`` writes
+    ``prefix + length hex digits``. Collisions are resolved deterministically and counted."""
+
+    rule: Literal["pseudonymize"] = "pseudonymize"
+    format: Literal["preserve", "hex"] = "preserve"
+    keep_prefix: int | Literal["auto"] = Field(
+        default="auto",
+        description="Characters kept verbatim at the start; 'auto' keeps a leading run of "
+        "letters ending in '-' or '_' (ACC-, INV_).",
+    )
+    length: int = Field(default=24, ge=16, le=64, description="hex format: digits written.")
+    case_insensitive: bool = Field(
+        default=True,
+        description="Pseudonym of upper(trim(value)); the original's case and surrounding "
+        "whitespace are re-applied, so drifted keys stay drifted and still normalize to a match.",
+    )
+
+
+FakeProvider = Literal[
+    "name",
+    "first_name",
+    "last_name",
+    "company",
+    "email",
+    "phone_number",
+    "street_address",
+    "city",
+    "postcode",
+    "job",
+    "user_name",
+    "url",
+    "ipv4",
+    "iban",
+    "catch_phrase",
+    "sentence",
+]
+
+
+class Fake(_Strict):
+    """Replacement from a seeded Faker pool, indexed by HMAC(value) mod pool size: the same
+    original value gets the same replacement in every table and every run with the same secret."""
+
+    rule: Literal["fake"] = "fake"
+    provider: FakeProvider
+    locale: str = "en_US"
+    pool_size: int = Field(default=20_000, ge=10, le=1_000_000)
+    unique: bool = Field(
+        default=False,
+        description="Distinct originals get distinct replacements (a short keyed suffix is "
+        "added where the pool repeats).",
+    )
+    case_insensitive: bool = True
+
+
+class Perturb(_Strict):
+    """Numeric perturbation, deterministic under the secret (keyed by the row's primary key, so
+    duplicated rows stay identical).
+
+    - ``lsd``: least-significant-digit: keeps ``digits`` significant digits, redraws the rest
+      (magnitude and ranking kept; works on numbers stored as text, keeping their format);
+    - ``noise``: x + N(0, scale * sd) with sd the column's (or group's) standard deviation;
+    - ``rank_swap``: values trade places with neighbours at most ``window_pct`` % of the ranks
+      away; the top and bottom ``extremes_pct`` % only swap among themselves;
+    - ``quantile``: Gaussian noise on the normal scores of the ranks, values reassigned in the
+      new order: the marginal distribution is kept exactly.
+    ``group_by`` applies the method within groups (sd, ranks) so sub-group distributions hold.
+    Results are clamped to ``min``/``max`` when given and rounded to the column's type."""
+
+    rule: Literal["perturb"] = "perturb"
+    method: Literal["lsd", "noise", "rank_swap", "quantile"]
+    digits: int = Field(default=3, ge=1, le=15, description="lsd: significant digits kept.")
+    scale: float = Field(default=0.05, gt=0, le=3, description="noise / quantile: noise level.")
+    window_pct: float = Field(default=2.0, gt=0, le=50, description="rank_swap: max rank move.")
+    extremes_pct: float = Field(default=5.0, ge=0, lt=50, description="rank_swap: grouped tails.")
+    group_by: list[str] = Field(default_factory=list)
+    min: float | None = None
+    max: float | None = None
+    key: list[str] = Field(
+        default_factory=list,
+        description="Columns of the table whose canonical values (upper(trim())) key the "
+        "random draw instead of the primary key (rowid without one).",
+    )
+    stream: str | None = Field(
+        default=None,
+        description="lsd only: name of the draw stream (default: the table and column). "
+        "Columns sharing a stream and equal key values get the same draw, so a figure copied "
+        "into several tables stays equal after perturbation (an opportunity's amount and the "
+        "copy on its stage history; an account's revenue and its current history version). A "
+        "number stored as text gets exactly the number a numeric column gets, re-rendered in "
+        "its text format. Requires key; every column of a stream must have the same digits.",
+    )
+
+    @model_validator(mode="after")
+    def _stream_needs_key(self) -> Perturb:
+        if self.stream is not None and self.method != "lsd":
+            raise ValueError(
+                "stream works with method lsd only (other methods depend on the "
+                "whole column, so a shared draw would not give equal values)"
+            )
+        if self.stream is not None and not self.key:
+            raise ValueError("stream needs key: the columns that identify the shared figure")
+        return self
+
+
+class ShiftDates(_Strict):
+    """Every date of one entity moves by the same keyed offset in [-max_days, max_days]
+    (intervals inside an entity unchanged); ``whole_weeks`` keeps weekdays."""
+
+    rule: Literal["shift_dates"] = "shift_dates"
+    entity: str = Field(description="Column of the same table naming the entity (a key).")
+    max_days: int = Field(default=28, ge=1, le=3650)
+    whole_weeks: bool = True
+
+
+class Generalize(_Strict):
+    """A quasi-identifier coarsened level by level until the table reaches the policy's k;
+    rows still in smaller classes are suppressed (their quasi-identifiers set to NULL).
+
+    - ``numeric``: bins of ``base_width`` doubling per level (values become the bin's lower edge);
+    - ``date``: month, quarter, year (values become the period's first day);
+    - ``prefix``: strings truncated by one more character per level, padded with ``*``;
+    - ``hierarchy``: ``levels`` maps each value to its ancestor, one mapping per level."""
+
+    rule: Literal["generalize"] = "generalize"
+    hierarchy: Literal["numeric", "date", "prefix", "hierarchy"]
+    base_width: float | None = Field(default=None, gt=0)
+    levels: list[dict[str, str]] = Field(default_factory=list)
+    max_level: int = Field(default=4, ge=1, le=16)
+
+
+PatternKind = Literal["email", "phone", "iban", "card", "ipv4", "url"]
+ALL_PATTERNS: tuple[PatternKind, ...] = ("email", "phone", "iban", "card", "ipv4", "url")
+
+
+class Scrub(_Strict):
+    """Free text: pattern recognizers (emails, phones, IBANs, card numbers passing Luhn, IPs,
+    URLs) plus a deny-list of every identifier value the policy replaces elsewhere, so a name or
+    code re-embedded in text is replaced by its pseudonym or fake without an NER model."""
+
+    rule: Literal["scrub"] = "scrub"
+    patterns: list[PatternKind] = Field(default_factory=lambda: list(ALL_PATTERNS))
+    deny_list: bool = True
+
+
+class Derive(_Strict):
+    """Recomputed from the row's released columns (a DuckDB SQL expression), so an identity such
+    as ``total_price = quantity * unit_price`` still holds after perturbation."""
+
+    rule: Literal["derive"] = "derive"
+    sql: str
+
+
+class Suppress(_Strict):
+    """Released as NULL."""
+
+    rule: Literal["suppress"] = "suppress"
+
+
+ColumnRule = Annotated[
+    Keep | Pseudonymize | Fake | Perturb | ShiftDates | Generalize | Scrub | Derive | Suppress,
+    Field(discriminator="rule"),
+]
+RULE_NAMES = (
+    "keep",
+    "pseudonymize",
+    "fake",
+    "perturb",
+    "shift_dates",
+    "generalize",
+    "scrub",
+    "derive",
+    "suppress",
+)
+# A column whose values are replaced by this rule is a source of deny-list identifiers.
+IDENTIFIER_RULES = ("pseudonymize", "fake")
+
+
+class Column(_Strict):
+    """A column's rule and tags. ``pii: direct`` marks a direct identifier: it must be replaced
+    (pseudonymize / fake / suppress / scrub) and its original values are searched for in the
+    whole release (the verbatim leak count)."""
+
+    rule: ColumnRule
+    pii: Literal["direct", "quasi", "sensitive", "none"] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        # `email: pseudonymize`, `email: {rule: fake, provider: email, pii: direct}`
+        if isinstance(data, str):
+            return {"rule": {"rule": data}}
+        if isinstance(data, dict) and "rule" in data and not isinstance(data["rule"], dict):
+            data = dict(data)
+            pii = data.pop("pii", None)
+            out: dict[str, Any] = {"rule": data}
+            if pii is not None:
+                out["pii"] = pii
+            return out
+        return data
+
+
+class AggregateOf(_Strict):
+    """A table of aggregates over a detail table (DataClawBench's cross-domain consistency).
+    ``sql`` is a query over the *source* schema's tables returning ``key`` columns and one column
+    per entry of ``columns``; it is run on the original and on the release, and each aggregate
+    column becomes ``mode``:
+
+    - ``delta`` (default): original aggregate + (release detail sum - original detail sum), so
+      any discrepancy the original had (disclosure lags, rounding) is kept exactly;
+    - ``replace``: the value the query gives on the release."""
+
+    sql: str
+    key: list[str] = Field(min_length=1)
+    columns: list[str] = Field(min_length=1)
+    mode: Literal["delta", "replace"] = "delta"
+    tolerance: float = Field(default=1e-6, ge=0, description="Relative; for the check.")
+
+
+class CompositeIdentifier(_Strict):
+    """Columns that together are a direct identifier (first + last name): their joined original
+    values join the deny-list and the leak count, and text mentions are replaced by the joined
+    replacements."""
+
+    columns: list[str] = Field(min_length=2)
+    separator: str = " "
+
+
+class Table(_Strict):
+    primary_key: list[str] = Field(default_factory=list)
+    foreign_keys: dict[str, str] = Field(
+        default_factory=dict, description="column -> 'table.column' it references."
+    )
+    columns: dict[str, Column]
+    identifiers: list[CompositeIdentifier] = Field(default_factory=list)
+    checks: list[str] = Field(
+        default_factory=list,
+        description="Row constraints (DuckDB boolean SQL over the table's columns) that hold on "
+        "the source and must hold on the release (e.g. 'close_date >= created_at::date').",
+    )
+    aggregate_of: AggregateOf | None = None
+
+    @field_validator("primary_key", mode="before")
+    @classmethod
+    def _one_key(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+
+class QuasiIdentifiers(_Strict):
+    """Quasi-identifiers of one table for k-anonymity, and sensitive columns for l-diversity."""
+
+    columns: list[str] = Field(min_length=1)
+    sensitive: list[str] = Field(default_factory=list)
+    k: int = Field(default=5, ge=2)
+    l: int = Field(default=2, ge=1)  # noqa: E741 -- the l of l-diversity
+    suppression_budget: float = Field(default=0.02, ge=0, le=0.5)
+
+
+class Linkage(_Strict):
+    """What an attacker is assumed to know about a record (the original values of these
+    columns); the report measures how often the nearest released record is its own."""
+
+    table: str
+    known: list[str] = Field(min_length=1)
+    secret: str | None = Field(default=None, description="Column an inference attack guesses.")
+
+
+class Thresholds(_Strict):
+    """A release below any of these is refused (the flow fails and publishes nothing)."""
+
+    max_leaked_identifiers: int = 0
+    max_pseudonym_collisions: int = 0
+    min_referential_integrity: float = 1.0
+    min_join_count_ratio: float = 1.0
+    min_ks_complement: float = 0.95
+    min_tv_complement: float = 0.95
+    min_correlation_similarity: float = 0.90
+    max_median_relative_error: float = 0.05
+    max_p95_relative_error: float = 0.25
+    min_group_coverage: float = 0.95
+    max_linkage_rate: float = 0.25
+    max_attack_risk: float = 0.5
+    require_k: bool = True
+    require_benchmark: bool = True
+
+
+class Policy(_Strict):
+    """An anonymization policy for one dataset (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="AnonymizationPolicy")
+
+    domain: str = Field(description="The dataset's domain; checked against its dataset.json.")
+    version: str = "1"
+    description: str = ""
+    secret_env: str = Field(
+        default=DEFAULT_SECRET_ENV, description="Environment variable holding the HMAC secret."
+    )
+    faker_seed: int = Field(default=0, description="Seed of the replacement pools.")
+    tables: dict[str, Table] = Field(min_length=1)
+    quasi_identifiers: dict[str, QuasiIdentifiers] = Field(default_factory=dict)
+    linkage: list[Linkage] = Field(default_factory=list)
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+
+    def columns_with(self, rule: str) -> list[tuple[str, str, Column]]:
+        return [
+            (t, c, col)
+            for t, table in self.tables.items()
+            for c, col in table.columns.items()
+            if col.rule.rule == rule
+        ]

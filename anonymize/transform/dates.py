@@ -1,0 +1,89 @@
+"""Date shifting by entity: every date of one entity moves by the same keyed offset.
+
+The offset of an entity is drawn from HMAC(k, canonical entity value) (k a sub-key of the
+secret) among the *non-zero* offsets in [-max_days, max_days] (whole weeks when
+``whole_weeks``, which keeps weekdays): never 0, so no entity keeps its true dates. The canonical
+is ``upper(trim(v))`` of the source value, and the offset does not depend on the table, so one
+account's dates move together in every table keyed by that account: intervals inside an entity
+(created -> closed, start -> end) are unchanged. A row whose entity is NULL gets an offset keyed
+by its own noise key. Columns of one table sharing an entity and parameters share one offset
+table.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from benchforge.anonymize.policy.models import ShiftDates
+from benchforge.anonymize.transform.sql import (
+    KEY,
+    SRC,
+    ColumnSQL,
+    TransformError,
+    canonical_sql,
+    col,
+    hex_int_sql,
+    hmac_sql,
+    is_temporal,
+    qi,
+    uniform_sql,
+)
+
+
+def _steps(rule: ShiftDates) -> tuple[int, int]:
+    """(offsets on each side of 0, days per step)."""
+    if rule.whole_weeks:
+        weeks = rule.max_days // 7
+        if weeks == 0:
+            raise TransformError(
+                f"shift_dates: max_days {rule.max_days} < 7 leaves no whole-week offset"
+            )
+        return weeks, 7
+    return rule.max_days, 1
+
+
+def offset_from_index(index_sql: str, rule: ShiftDates) -> str:
+    """Days for an index in [0, 2 * side): -side..-1, then 1..side, times the step."""
+    side, step = _steps(rule)
+    return (
+        f"(CASE WHEN ({index_sql}) < {side} THEN ({index_sql}) - {side} "
+        f"ELSE ({index_sql}) - {side - 1} END) * {step}"
+    )
+
+
+def build_offsets(
+    con: duckdb.DuckDBPyConnection,
+    work_table: str,
+    source_table: str,
+    entity: str,
+    rule: ShiftDates,
+    key: bytes,
+) -> None:
+    """The offset of every distinct canonical entity value of one source table."""
+    side, _ = _steps(rule)
+    index = f"{hex_int_sql('h', 1, 15)} % {2 * side}"
+    con.execute(
+        f"""CREATE OR REPLACE TABLE {work_table} AS
+            SELECT canon, {offset_from_index(index, rule)} AS days
+            FROM (SELECT canon, {hmac_sql(key, "canon")} AS h
+                  FROM (SELECT DISTINCT {canonical_sql(qi(entity))} AS canon FROM {source_table})
+                  WHERE canon IS NOT NULL)"""
+    )
+
+
+def shift_column(
+    column: str, type_: str, rule: ShiftDates, work_table: str, alias: str, salt: str
+) -> ColumnSQL:
+    """The shifted column, joined to its entity's offset table (built by
+    :func:`build_offsets`); ``salt`` keys the offsets of rows without an entity."""
+    if not is_temporal(type_):
+        raise TransformError(f"{column}: shift_dates needs a DATE or TIMESTAMP column, not {type_}")
+    side, _ = _steps(rule)
+    row_index = f"floor({uniform_sql(salt, f'{SRC}.{KEY}')} * {2 * side})::BIGINT"
+    days = f"coalesce({alias}.days, {offset_from_index(row_index, rule)})"
+    x = col(SRC, column)
+    shifted = f"{x} + {days}::INTEGER" if type_ == "DATE" else f"{x} + to_days({days}::INTEGER)"
+    join = (
+        f"LEFT JOIN {work_table} {alias} ON {alias}.canon = {canonical_sql(col(SRC, rule.entity))}"
+    )
+    return ColumnSQL(expr=f"CAST({shifted} AS {type_})", joins=[join])

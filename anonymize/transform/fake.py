@@ -1,0 +1,266 @@
+"""Realistic replacements from seeded Faker pools, consistent across tables and runs.
+
+A pool is a pure function of (provider, locale, faker seed): entry i is drawn by
+``Faker(locale, use_weighting=False)`` (~5x faster than weighted) re-seeded with
+``seed_instance(seed * 2**32 + i)``. An original maps to ``pool[HMAC(k, canonical) mod
+pool_size]``, k a sub-key of the secret: the same original gets the same replacement in every
+table and every run with the same secret and seed, a different secret gives a different mapping.
+Seeding each entry on its own lets the pass draw only the entries some value maps to (a 20k pool
+for 2k distinct names costs 2k Faker calls), cached in-process, and loaded into DuckDB as
+``(idx, value)``. No date provider is offered, so today's date never changes a pool.
+
+- ``email``: the local part is the pool entry's local part plus ``.`` and six keyed hex
+  characters, so two originals sharing a pool entry still get different addresses (almost
+  always), under the pool entry's ``example.*`` domain;
+- ``unique: true``: where distinct originals still end on one replacement, all but the smallest
+  canonical get ``-`` and four keyed hex characters appended (to the local part for emails),
+  drawn again until no two originals share a value;
+- a replacement equal (case-insensitively) to an original direct identifier of the warehouse
+  (the leak scan's set: a fake first name "Martin" when some original company is "Martin") is
+  drawn again from HMAC(k, canonical || 0x1E || n), up to :data:`MAX_REDRAWS` times;
+- the canonical is ``upper(trim(v))`` (``case_insensitive``), so drifted spellings of one value
+  get one replacement; the original's case and padding are not re-applied (a replacement is a
+  new value, not a re-spelling). NULL stays NULL, the empty string stays empty.
+
+Columns with the same ``fake`` rule share one mapping table (their key space), so a name that
+appears in two tables is replaced identically.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import duckdb
+import pyarrow as pa
+from faker import Faker
+
+from benchforge.anonymize.policy.models import Fake, Policy
+from benchforge.anonymize.transform.sql import (
+    SRC,
+    ColumnSQL,
+    TransformError,
+    canonical_sql,
+    col,
+    hex_int_sql,
+    hmac_sql,
+    is_text,
+    qi,
+)
+
+MAX_ROUNDS = 50
+MAX_REDRAWS = 8
+
+
+@dataclass
+class FakeSpace:
+    table: str  # work table (canon, fake, attempt, done)
+    pool_table: str  # work table (idx, value)
+    rule: Fake
+    members: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class FakeStats:
+    values: int
+    resolved: int  # canonicals that got a suffix (unique only)
+    collisions: int  # canonicals sharing a replacement (unique only; 0)
+
+
+@functools.lru_cache(maxsize=64)
+def _generator(provider: str, locale: str) -> tuple[Faker, dict[tuple[int, int], str]]:
+    return Faker(locale, use_weighting=False), {}
+
+
+def pool_entries(provider: str, locale: str, seed: int, indices: list[int]) -> list[str]:
+    """Pool entries ``indices`` of the (provider, locale, seed) pool, drawn once per process."""
+    faker, cache = _generator(provider, locale)
+    make = getattr(faker, provider)
+    out: list[str] = []
+    for i in indices:
+        value = cache.get((seed, i))
+        if value is None:
+            faker.seed_instance(seed * 2**32 + i)
+            value = cache[(seed, i)] = str(make())
+        out.append(value)
+    return out
+
+
+def plan_fake_spaces(
+    policy: Policy, types: dict[str, dict[str, str]], work: str
+) -> list[FakeSpace]:
+    spaces: dict[str, FakeSpace] = {}
+    for table, column, spec in policy.columns_with("fake"):
+        rule = spec.rule
+        assert isinstance(rule, Fake)
+        if not is_text(types[table][column]):
+            raise TransformError(
+                f"{table}.{column}: fake writes text, the column is {types[table][column]}"
+            )
+        sig = rule.model_dump_json()
+        if sig not in spaces:
+            n = len(spaces)
+            spaces[sig] = FakeSpace(
+                table=f"{work}.fk_{n}", pool_table=f"{work}.pool_{n}", rule=rule
+            )
+        spaces[sig].members.append((table, column))
+    return list(spaces.values())
+
+
+def canonical(space: FakeSpace, expr: str) -> str:
+    return canonical_sql(expr, space.rule.case_insensitive)
+
+
+def _with_suffix(value: str, token: str, email: bool) -> str:
+    if email:
+        return f"regexp_replace({value}, '@', '-' || {token} || '@')"
+    return f"{value} || '-' || {token}"
+
+
+def build_fake_space(
+    con: duckdb.DuckDBPyConnection,
+    space: FakeSpace,
+    key: bytes,
+    seed: int,
+    source: str = "src",
+    avoid: str | None = None,
+) -> FakeStats:
+    """Draw the pool entries the member columns need and create the mapping table over their
+    distinct canonical values. ``avoid`` names a table of lower-cased original identifiers
+    (column ``lv``): a replacement equal to one of them is drawn again (see the module
+    docstring); ``unique`` then resolves shared replacements."""
+    rule = space.rule
+    unions = (
+        "SELECT DISTINCT canon FROM ("
+        + " UNION ALL ".join(
+            f"SELECT {canonical(space, qi(c))} AS canon FROM {source}.raw.{qi(t)}"
+            for t, c in space.members
+        )
+        + ")"
+    )
+    email = rule.provider == "email"
+    # the email token comes from the first digest, whatever entry is drawn
+    pick = "p.value"
+    if email:
+        pick = (
+            "split_part(p.value, '@', 1) || '.' || substr(v.h, 16, 6) || '@' || "
+            "split_part(p.value, '@', 2)"
+        )
+    drawn = f"{space.table}_idx"
+    con.execute(
+        f"""CREATE OR REPLACE TABLE {drawn} AS
+            SELECT canon, h, 0 AS draw, {hex_int_sql("h", 1, 15)} % {rule.pool_size} AS idx
+            FROM (SELECT canon, {hmac_sql(key, "canon")} AS h FROM ({unions})
+                  WHERE canon IS NOT NULL)"""
+    )
+    con.execute(f"CREATE OR REPLACE TABLE {space.pool_table} (idx BIGINT, value VARCHAR)")
+    redraw = hmac_sql(key, "canon || chr(30) || (draw + 1)::VARCHAR")
+    for _ in range(MAX_REDRAWS + 1):
+        _load_entries(con, space, seed, drawn)
+        if avoid is None:
+            break
+        clashing = (
+            f"SELECT v.canon FROM {drawn} v JOIN {space.pool_table} p USING (idx) "
+            f"WHERE v.canon <> '' AND lower(trim({pick})) IN (SELECT lv FROM {avoid})"
+        )
+        pending = con.execute(f"SELECT count(*) FROM ({clashing})").fetchone()
+        if not pending or not pending[0] or _max_draw(con, drawn) >= MAX_REDRAWS:
+            break
+        con.execute(
+            f"UPDATE {drawn} SET idx = {hex_int_sql(redraw, 1, 15)} % {rule.pool_size}, "
+            f"draw = draw + 1 WHERE canon IN ({clashing})"
+        )
+    t = space.table
+    con.execute(
+        f"""CREATE OR REPLACE TABLE {t} AS
+            SELECT v.canon, CASE WHEN v.canon = '' THEN '' ELSE {pick} END AS fake,
+                   0 AS attempt, v.draw, NOT {str(rule.unique).lower()} OR v.canon = '' AS done
+            FROM {drawn} v JOIN {space.pool_table} p USING (idx)"""
+    )
+    if rule.unique:
+        _make_unique(con, t, key, email, space)
+    row = con.execute(
+        f"""SELECT count(*), count(*) FILTER (WHERE attempt > 0 OR draw > 0),
+                   (SELECT coalesce(sum(n), 0) FROM (SELECT count(*) AS n FROM {t}
+                    GROUP BY fake HAVING count(*) > 1))
+            FROM {t}"""
+    ).fetchone()
+    assert row is not None
+    return FakeStats(
+        values=int(row[0]),
+        resolved=int(row[1]),
+        collisions=int(row[2]) if rule.unique else 0,
+    )
+
+
+def _max_draw(con: duckdb.DuckDBPyConnection, drawn: str) -> int:
+    row = con.execute(f"SELECT coalesce(max(draw), 0) FROM {drawn}").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _load_entries(con: duckdb.DuckDBPyConnection, space: FakeSpace, seed: int, drawn: str) -> None:
+    """Add the pool entries the drawn indexes need and the pool table lacks."""
+    rule = space.rule
+    indices = [
+        int(r[0])
+        for r in con.execute(
+            f"SELECT DISTINCT idx FROM {drawn} WHERE idx NOT IN "
+            f"(SELECT idx FROM {space.pool_table}) ORDER BY 1"
+        ).fetchall()
+    ]
+    if not indices:
+        return
+    try:
+        values = pool_entries(rule.provider, rule.locale, seed, indices)
+    except AttributeError as exc:  # a locale without this provider
+        raise TransformError(f"fake: no provider {rule.provider!r} for {rule.locale}") from exc
+    arrow = pa.table({"idx": pa.array(indices, pa.int64()), "value": pa.array(values, pa.string())})
+    con.register("_anon_pool", arrow)
+    con.execute(f"INSERT INTO {space.pool_table} SELECT idx, value FROM _anon_pool")
+    con.unregister("_anon_pool")
+
+
+def _make_unique(
+    con: duckdb.DuckDBPyConnection, t: str, key: bytes, email: bool, space: FakeSpace
+) -> None:
+    """Rounds like the pseudonyms': a pending value keeps its candidate when no settled value
+    has it and it is the smallest canonical wanting it; the others get a fresh keyed suffix on
+    their round-0 replacement."""
+    con.execute(f"ALTER TABLE {t} ADD COLUMN base VARCHAR")
+    con.execute(f"UPDATE {t} SET base = fake")
+    for _ in range(MAX_ROUNDS):
+        con.execute(
+            f"""UPDATE {t} SET done = true WHERE canon IN (
+                SELECT canon FROM (
+                    SELECT p.canon, row_number() OVER (PARTITION BY p.fake ORDER BY p.canon) AS rn
+                    FROM {t} p WHERE NOT p.done
+                      AND NOT EXISTS (SELECT 1 FROM {t} a WHERE a.done AND a.fake = p.fake)
+                ) WHERE rn = 1)"""
+        )
+        left = con.execute(f"SELECT count(*) FROM {t} WHERE NOT done").fetchone()
+        if left is None or left[0] == 0:
+            return
+        con.execute(f"UPDATE {t} SET attempt = attempt + 1 WHERE NOT done")
+        message = "canon || chr(30) || attempt::VARCHAR"
+        token = f"substr({hmac_sql(key, message)}, 1, 4)"
+        con.execute(f"UPDATE {t} SET fake = {_with_suffix('base', token, email)} WHERE NOT done")
+    members = ", ".join(f"{a}.{b}" for a, b in space.members)
+    raise TransformError(f"fake unique ({members}): replacements still shared after suffixes")
+
+
+def fake_column(space: FakeSpace, column: str, alias: str) -> ColumnSQL:
+    v = col(SRC, column)
+    join = f"LEFT JOIN {space.table} {alias} ON {alias}.canon = {canonical(space, v)}"
+    return ColumnSQL(expr=f"{alias}.fake", joins=[join])
+
+
+def resolved_in_column(
+    con: duckdb.DuckDBPyConnection, space: FakeSpace, table: str, column: str, source: str = "src"
+) -> int:
+    """Distinct values of one member column that did not keep their first pick (drawn again or
+    given a suffix)."""
+    row = con.execute(
+        f"SELECT count(*) FROM {space.table} m WHERE (m.attempt > 0 OR m.draw > 0) AND m.canon IN "
+        f"(SELECT {canonical(space, qi(column))} FROM {source}.raw.{qi(table)})"
+    ).fetchone()
+    return int(row[0]) if row else 0

@@ -1,0 +1,639 @@
+"""The transformation pass: a source warehouse and a policy in, a release warehouse out.
+
+One DuckDB connection with the source attached READ_ONLY as ``src``, the release as ``rel`` and
+a scratch database (mapping tables, helper tables) as ``work`` next to the release; every table
+stays in ``raw`` with the same columns, types, row count and row order (row i of a released
+table is the transform of row i of the source). Memory is bounded by DuckDB (``memory_limit``,
+spilling to a temp folder beside the release); no table is fetched into Python except the
+free-text columns, streamed in Arrow batches, and the deny-list of original identifiers (one
+entry per distinct identifier, which the free-text automaton needs in memory anyway).
+
+The order matters:
+
+1. key spaces: pseudonym and fake mapping tables over the union of the distinct values of every
+   column sharing a rule, so foreign keys and the keys they reference map identically; no
+   replacement may equal an original direct identifier of the warehouse (the leak scan's set);
+2. each table in one INSERT ... SELECT composing every column's expression (joins to the
+   mappings, keyed noise, date offsets), derive columns recomputed over the released values in
+   the same statement;
+3. generalization of quasi-identifiers to the policy's k (rows still in small classes lose them);
+4. free-text scrubbing, with a deny-list of every replaced identifier of the *whole* release;
+5. ``aggregate_of`` tables, from their finished detail tables;
+6. the policy's row checks on the release: a check that fails on a row where it held in the
+   source stops the pass (the release is removed, nothing is published).
+
+Then one comparison query per table counts what changed, for the manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from benchforge.anonymize.policy.identifiers import is_direct_identifier
+from benchforge.anonymize.policy.models import (
+    Derive,
+    Fake,
+    Generalize,
+    Perturb,
+    Policy,
+    Pseudonymize,
+    Scrub,
+    ShiftDates,
+)
+from benchforge.anonymize.transform import dates, fake, numeric, pseudonym
+from benchforge.anonymize.transform.aggregate import aggregate_select
+from benchforge.anonymize.transform.derive import wrap_derived
+from benchforge.anonymize.transform.generalize import GeneralizationError, plan_generalization
+from benchforge.anonymize.transform.models import ColumnOutcome, TableOutcome, TransformManifest
+from benchforge.anonymize.transform.sql import (
+    KEY,
+    RID,
+    SRC,
+    ColumnSQL,
+    TransformError,
+    derive_key,
+    is_integer,
+    is_numeric,
+    is_temporal,
+    is_text,
+    noise_salt,
+    qi,
+    ql,
+    row_key_sql,
+)
+from benchforge.anonymize.transform.text import MIN_IDENTIFIER_LENGTH, Scrubber
+from benchforge.core.progress import ProgressEvent, RowsGenerated
+
+WORK = "work.main"
+IDENTIFIERS = f"{WORK}.identifiers"
+# A pure number of fewer digits identifies nobody (the report's leak scan uses the same floor)
+MIN_NUMERIC_IDENTIFIER_DIGITS = 6
+HOME = "memory.main"
+SCRUB_BATCH_ROWS = 65_536
+ProgressFn = Callable[[ProgressEvent], None]
+
+
+def anonymize_warehouse(
+    source_db: Path,
+    dest_db: Path,
+    policy: Policy,
+    secret: bytes,
+    *,
+    on_progress: ProgressFn | None = None,
+    memory_limit: str = "3GB",
+    threads: int | None = None,
+) -> TransformManifest:
+    """Write the release of ``source_db`` to ``dest_db`` (which must not exist) under
+    ``policy``, keyed by ``secret``; on any failure ``dest_db`` is removed."""
+    started = time.perf_counter()
+    source_db, dest_db = Path(source_db).resolve(), Path(dest_db).resolve()
+    if not source_db.is_file():
+        raise TransformError(f"no source warehouse at {source_db}")
+    if dest_db == source_db:
+        raise TransformError("the release cannot overwrite its source warehouse")
+    if dest_db.exists():
+        raise TransformError(f"{dest_db} exists; the pass writes a new warehouse")
+    if not secret:
+        raise TransformError("the anonymization secret is empty")
+    dest_db.parent.mkdir(parents=True, exist_ok=True)
+    scratch = dest_db.parent / f".{dest_db.name}.anon-work"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir()
+    try:
+        with duckdb.connect() as con:
+            con.execute(f"SET memory_limit = {ql(memory_limit)}")
+            con.execute(f"SET temp_directory = {ql(str(scratch / 'spill'))}")
+            con.execute("SET preserve_insertion_order = true")
+            if threads:
+                con.execute(f"SET threads = {int(threads)}")
+            con.execute(f"ATTACH {ql(str(source_db))} AS src (READ_ONLY)")
+            con.execute(f"ATTACH {ql(str(dest_db))} AS rel")
+            con.execute(f"ATTACH {ql(str(scratch / 'work.duckdb'))} AS work")
+            con.execute("CREATE SCHEMA rel.raw")
+            manifest = _Pass(con, policy, secret, on_progress).run()
+            con.execute("DETACH work")
+            con.execute("CHECKPOINT rel")
+            con.execute("DETACH rel")
+    except BaseException:
+        for leftover in (dest_db, dest_db.with_name(dest_db.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+        raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    manifest.seconds = time.perf_counter() - started
+    return manifest
+
+
+def warehouse_types(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, dict[str, str]]:
+    """table -> column -> DuckDB type of ``catalog.raw``, columns in table order."""
+    out: dict[str, dict[str, str]] = {}
+    for table, column, type_ in con.execute(
+        "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+        "WHERE database_name = ? AND schema_name = 'raw' ORDER BY table_name, column_index",
+        [catalog],
+    ).fetchall():
+        out.setdefault(table, {})[column] = type_
+    return out
+
+
+class _Pass:
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        policy: Policy,
+        secret: bytes,
+        on_progress: ProgressFn | None,
+    ):
+        self.con = con
+        self.policy = policy
+        self.secret = secret
+        self.on_progress = on_progress
+        self.types = warehouse_types(con, "src")
+        self.seconds: dict[str, float] = dict.fromkeys(self.types, 0.0)
+        self.outcomes: dict[str, dict[str, ColumnOutcome]] = {}
+        self.suppressed: dict[str, int] = {}
+        self.rows: dict[str, int] = {}
+        self.collisions = 0
+        self.deny_size = 0
+        self.ps_spaces: dict[tuple[str, str], pseudonym.KeySpace] = {}
+        self.fake_spaces: dict[tuple[str, str], fake.FakeSpace] = {}
+        self._work_seq = 0
+
+    # ------------------------------------------------------------------ driver
+
+    def run(self) -> TransformManifest:
+        _validate(self.policy, self.types)
+        numeric.install_macros(self.con)
+        for table, spec in self.policy.tables.items():
+            self.outcomes[table] = {
+                c: ColumnOutcome(rule=col.rule.rule) for c, col in spec.columns.items()
+            }
+        self._build_identifier_set()
+        self._build_spaces()
+        for table in self.types:
+            self._timed(table, self._build_table, table)
+        for table in self.types:
+            self._timed(table, self._generalize, table)
+        self._scrub_all()
+        for table, spec in self.policy.tables.items():
+            if spec.aggregate_of is not None:
+                self._timed(table, self._aggregate, table)
+        for table in self.types:
+            self._timed(table, self._check, table)
+            self._timed(table, self._count_changes, table)
+        return TransformManifest(
+            policy_sha256=hashlib.sha256(self.policy.model_dump_json().encode()).hexdigest(),
+            tables={
+                t: TableOutcome(
+                    rows=self.rows[t],
+                    columns=self.outcomes[t],
+                    suppressed_rows=self.suppressed.get(t, 0),
+                    seconds=self.seconds[t],
+                )
+                for t in self.types
+            },
+            deny_list_size=self.deny_size,
+            pseudonym_collisions=self.collisions,
+        )
+
+    def _timed(self, table: str, step: Callable[[str], None], arg: str) -> None:
+        started = time.perf_counter()
+        step(arg)
+        self.seconds[table] += time.perf_counter() - started
+
+    def _work_table(self, stem: str) -> str:
+        self._work_seq += 1
+        return f"{WORK}.{stem}_{self._work_seq}"
+
+    # ------------------------------------------------------------------ 1. key spaces
+
+    def _build_identifier_set(self) -> None:
+        """``work.identifiers(lv)``: the lower-cased original direct identifiers (the leak
+        scan's set, :func:`benchforge.anonymize.policy.identifiers.is_direct_identifier` plus
+        composite identifiers), which no pseudonym or fake may equal."""
+        selects = []
+        for table, spec in self.policy.tables.items():
+            for column, col in spec.columns.items():
+                if is_direct_identifier(col):
+                    selects.append(
+                        f"SELECT trim(CAST({qi(column)} AS VARCHAR)) AS v FROM src.raw.{qi(table)}"
+                    )
+            for ident in spec.identifiers:
+                parts = [f"trim(CAST({qi(c)} AS VARCHAR))" for c in ident.columns]
+                selects.append(
+                    f"SELECT concat_ws({ql(ident.separator)}, {', '.join(parts)}) AS v "
+                    f"FROM src.raw.{qi(table)} WHERE "
+                    + " AND ".join(f"{qi(c)} IS NOT NULL" for c in ident.columns)
+                )
+        union = " UNION ALL ".join(selects) or "SELECT NULL::VARCHAR AS v WHERE false"
+        self.con.execute(
+            f"""CREATE OR REPLACE TABLE {IDENTIFIERS} AS
+                SELECT DISTINCT lower(v) AS lv FROM ({union})
+                WHERE v IS NOT NULL AND length(v) >= {MIN_IDENTIFIER_LENGTH}
+                  AND NOT (regexp_full_match(v, '[+-]?[0-9][0-9.,\\s]*')
+                           AND length(regexp_replace(v, '[^0-9]', '', 'g'))
+                               < {MIN_NUMERIC_IDENTIFIER_DIGITS})"""
+        )
+
+    def _build_spaces(self) -> None:
+        ps_key = derive_key(self.secret, "pseudonymize")
+        for space in pseudonym.plan_key_spaces(self.policy, self.types, WORK):
+            stats = pseudonym.build_key_space(self.con, space, ps_key, avoid=IDENTIFIERS)
+            self.collisions += stats.collisions
+            for t, c in space.members:
+                self.ps_spaces[(t, c)] = space
+                self.outcomes[t][c].collisions_resolved = pseudonym.resolved_in_column(
+                    self.con, space, t, c
+                )
+        fake_key = derive_key(self.secret, "fake")
+        for fspace in fake.plan_fake_spaces(self.policy, self.types, WORK):
+            fstats = fake.build_fake_space(
+                self.con, fspace, fake_key, self.policy.faker_seed, avoid=IDENTIFIERS
+            )
+            self.collisions += fstats.collisions
+            for t, c in fspace.members:
+                self.fake_spaces[(t, c)] = fspace
+                self.outcomes[t][c].collisions_resolved = fake.resolved_in_column(
+                    self.con, fspace, t, c
+                )
+
+    # ------------------------------------------------------------------ 2. tables
+
+    def _column_sql(
+        self, table: str, column: str, index: int, offsets: dict[str, str]
+    ) -> ColumnSQL:
+        spec = self.policy.tables[table]
+        rule = spec.columns[column].rule
+        type_ = self.types[table][column]
+        alias = f"j{index}"
+        if isinstance(rule, Pseudonymize):
+            return pseudonym.pseudonym_column(self.ps_spaces[(table, column)], column, type_, alias)
+        if isinstance(rule, Fake):
+            return fake.fake_column(self.fake_spaces[(table, column)], column, alias)
+        if isinstance(rule, Perturb):
+            stream = rule.stream or f"{table}|{column}"
+            return numeric.perturb_column(
+                self.con,
+                table=table,
+                column=column,
+                type_=type_,
+                rule=rule,
+                salt=noise_salt(self.secret, "perturb|" + stream),
+                key_columns=rule.key or spec.primary_key,
+                all_columns=list(self.types[table]),
+                source_table=f"src.raw.{qi(table)}",
+                work_table=self._work_table("perturb"),
+                alias=alias,
+            )
+        if isinstance(rule, ShiftDates):
+            sig = rule.model_dump_json()
+            if sig not in offsets:
+                offsets[sig] = self._work_table("offsets")
+                dates.build_offsets(
+                    self.con,
+                    offsets[sig],
+                    f"src.raw.{qi(table)}",
+                    rule.entity,
+                    rule,
+                    derive_key(self.secret, "shift_dates"),
+                )
+            work_table = offsets[sig]
+            return dates.shift_column(
+                column,
+                type_,
+                rule,
+                work_table,
+                alias="o" + work_table.rsplit("_", 1)[1],
+                salt=noise_salt(self.secret, f"shift_dates|{table}|{rule.entity}"),
+            )
+        if rule.rule == "suppress":
+            return ColumnSQL(expr=f"CAST(NULL AS {type_})")
+        # keep; derive, generalize and scrub start from the source value and are applied later
+        return ColumnSQL(expr=f"{SRC}.{qi(column)}")
+
+    def _build_table(self, table: str) -> None:
+        spec = self.policy.tables[table]
+        columns = self.types[table]
+        offsets: dict[str, str] = {}
+        items: list[str] = []
+        joins: dict[str, None] = {}
+        for i, column in enumerate(columns):
+            sql = self._column_sql(table, column, i, offsets)
+            items.append(f"{sql.expr} AS {qi(column)}")
+            joins.update(dict.fromkeys(sql.joins))
+        key = row_key_sql("t", spec.primary_key, list(columns))
+        source = f"(SELECT *, rowid AS {RID}, {key} AS {KEY} FROM src.raw.{qi(table)} t) {SRC}"
+        inner = f"SELECT {', '.join(items)}, {SRC}.{RID} AS {RID} FROM {source} {' '.join(joins)}"
+        derived = [
+            (c, columns[c], col.rule.sql)
+            for c, col in spec.columns.items()
+            if isinstance(col.rule, Derive)
+        ]
+        select = (
+            f"SELECT {', '.join(qi(c) for c in columns)} FROM ({wrap_derived(inner, derived)}) "
+            f"ORDER BY {RID}"
+        )
+        self.con.execute(f"CREATE TABLE rel.raw.{qi(table)} ({_ddl(columns)})")
+        try:
+            self.con.execute(f"INSERT INTO rel.raw.{qi(table)} {select}")
+        except duckdb.Error as exc:
+            raise TransformError(f"{table}: building the release failed: {exc}") from exc
+        counts = self.con.execute(
+            f"SELECT (SELECT count(*) FROM src.raw.{qi(table)}), "
+            f"(SELECT count(*) FROM rel.raw.{qi(table)})"
+        ).fetchone()
+        assert counts is not None
+        if counts[0] != counts[1]:  # a mapping with a repeated key would multiply rows
+            raise TransformError(f"{table}: {counts[1]} released rows for {counts[0]} source rows")
+        self.rows[table] = int(counts[1])
+        if self.on_progress is not None:
+            self.on_progress(
+                RowsGenerated(table=table, rows=self.rows[table], total_rows=self.rows[table])
+            )
+
+    def _replace_table(self, table: str, select: str) -> None:
+        """Rebuild ``rel.raw.<table>`` from ``select`` (every column, in order, rows in order)."""
+        new = f"rel.raw.{qi('__anon_new_' + table)}"
+        self.con.execute(f"CREATE TABLE {new} ({_ddl(self.types[table])})")
+        try:
+            self.con.execute(f"INSERT INTO {new} {select}")
+        except duckdb.Error as exc:
+            raise TransformError(f"{table}: rebuilding the release failed: {exc}") from exc
+        self.con.execute(f"DROP TABLE rel.raw.{qi(table)}")
+        self.con.execute(f"ALTER TABLE {new} RENAME TO {qi(table)}")
+
+    # ------------------------------------------------------------------ 3. generalization
+
+    def _generalize(self, table: str) -> None:
+        spec = self.policy.tables[table]
+        rules = {c: col.rule for c, col in spec.columns.items() if isinstance(col.rule, Generalize)}
+        if not rules:
+            return
+        qi_spec = self.policy.quasi_identifiers[table]
+        columns = self.types[table]
+        try:
+            plan = plan_generalization(
+                self.con, f"rel.raw.{qi(table)}", qi_spec, rules, dict(columns)
+            )
+        except (GeneralizationError, duckdb.Error) as exc:
+            raise TransformError(f"{table}: generalization failed: {exc}") from exc
+        exprs = [
+            f"CAST({plan.select_sql[c]} AS {t}) AS {qi(c)}" if c in plan.select_sql else qi(c)
+            for c, t in columns.items()
+        ]
+        self._replace_table(
+            table, f"SELECT {', '.join(exprs)} FROM rel.raw.{qi(table)} ORDER BY rowid"
+        )
+        for c, level in plan.levels.items():
+            if c in self.outcomes[table]:
+                self.outcomes[table][c].generalization_level = level
+        self.suppressed[table] = plan.suppressed_rows
+
+    # ------------------------------------------------------------------ 4. free text
+
+    def _deny_list(self) -> dict[str, str]:
+        """Original identifier -> its replacement, over the whole release: every direct
+        identifier column (:func:`~benchforge.anonymize.policy.identifiers.is_direct_identifier`,
+        the leak scan's definition) that is pseudonymized or faked maps to its released value, a
+        suppressed one to ``<REDACTED>``; composite identifiers map to their joined released
+        parts. Pure numbers of fewer than six digits are left out, like in the leak scan."""
+        deny: dict[str, str] = {}
+
+        def add(table: str, original: str, released: str, where: str) -> None:
+            for o, r in self.con.execute(
+                f"SELECT DISTINCT {original} AS o, {released} FROM src.raw.{qi(table)} s "
+                f"POSITIONAL JOIN rel.raw.{qi(table)} r WHERE {where} "
+                f"AND length(o) >= {MIN_IDENTIFIER_LENGTH} "
+                f"AND NOT (regexp_full_match(o, '[+-]?[0-9][0-9.,\\s]*') "
+                f"AND length(regexp_replace(o, '[^0-9]', '', 'g')) "
+                f"< {MIN_NUMERIC_IDENTIFIER_DIGITS}) ORDER BY 1, 2"
+            ).fetchall():
+                deny.setdefault(o, r)
+
+        for table, spec in self.policy.tables.items():
+            for column, col in spec.columns.items():
+                if not is_direct_identifier(col):
+                    continue
+                c = f"CAST({{}}.{qi(column)} AS VARCHAR)"
+                original, released = f"trim({c.format('s')})", f"trim({c.format('r')})"
+                if col.rule.rule == "suppress":
+                    released = "'<REDACTED>'"
+                elif col.rule.rule not in ("pseudonymize", "fake"):
+                    continue
+                add(table, original, released, f"s.{qi(column)} IS NOT NULL")
+            for ident in spec.identifiers:
+                sep = ql(ident.separator)
+                cols = [qi(c) for c in ident.columns]
+                original = f"concat_ws({sep}, {', '.join(f'trim(s.{c}::VARCHAR)' for c in cols)})"
+                released = f"concat_ws({sep}, {', '.join(f'trim(r.{c}::VARCHAR)' for c in cols)})"
+                where = " AND ".join(f"s.{c} IS NOT NULL AND r.{c} IS NOT NULL" for c in cols)
+                add(table, original, released, where)
+        return deny
+
+    def _scrub_all(self) -> None:
+        scrub_columns = [
+            (t, c, col.rule)
+            for t, spec in self.policy.tables.items()
+            for c, col in spec.columns.items()
+            if isinstance(col.rule, Scrub)
+        ]
+        if not scrub_columns:
+            return
+        deny = self._deny_list() if any(r.deny_list for _, _, r in scrub_columns) else {}
+        scrubbers: dict[str, Scrubber] = {}
+        for table, column, rule in scrub_columns:
+            if not is_text(self.types[table][column]):
+                raise TransformError(f"{table}.{column}: scrub needs a VARCHAR column")
+            sig = rule.model_dump_json()
+            if sig not in scrubbers:
+                scrubbers[sig] = Scrubber(rule, deny if rule.deny_list else {})
+                self.deny_size = max(self.deny_size, scrubbers[sig].deny_list_size)
+            started = time.perf_counter()
+            hits = self._scrub_column(table, column, scrubbers[sig])
+            self.outcomes[table][column].scrub_hits = dict(sorted(hits.items()))
+            self.seconds[table] += time.perf_counter() - started
+
+    def _scrub_column(self, table: str, column: str, scrubber: Scrubber) -> Counter[str]:
+        """Stream the column in Arrow batches, scrub, keep the changed values by rowid and write
+        them back with one UPDATE (row order untouched)."""
+        staged = f"{WORK}.scrubbed"
+        self.con.execute(f"CREATE OR REPLACE TABLE {staged} (rid BIGINT, v VARCHAR)")
+        hits: Counter[str] = Counter()
+        # a second cursor streams the column while this one writes the staged values
+        cursor = self.con.cursor()
+        try:
+            result = cursor.execute(
+                f"SELECT rowid AS rid, {qi(column)} AS v FROM rel.raw.{qi(table)} "
+                f"WHERE {qi(column)} IS NOT NULL"
+            )
+            reader = (
+                result.to_arrow_reader(SCRUB_BATCH_ROWS)  # DuckDB >= 1.4
+                if hasattr(result, "to_arrow_reader")
+                else result.fetch_record_batch(SCRUB_BATCH_ROWS)
+            )
+            for batch in reader:
+                old = batch.column(1)
+                new, found = scrubber.scrub(old)
+                hits.update(found)
+                changed = pc.fill_null(pc.not_equal(old, new), True)
+                out = pa.table({"rid": batch.column(0).filter(changed), "v": new.filter(changed)})
+                if out.num_rows:
+                    self.con.register("_anon_scrubbed", out)
+                    self.con.execute(f"INSERT INTO {staged} SELECT rid, v FROM _anon_scrubbed")
+                    self.con.unregister("_anon_scrubbed")
+        finally:
+            cursor.close()
+        self.con.execute(
+            f"UPDATE rel.raw.{qi(table)} SET {qi(column)} = u.v FROM {staged} u "
+            f"WHERE rel.raw.{qi(table)}.rowid = u.rid"
+        )
+        return hits
+
+    # ------------------------------------------------------------------ 5. aggregates
+
+    def _aggregate(self, table: str) -> None:
+        agg = self.policy.tables[table].aggregate_of
+        assert agg is not None
+        select = aggregate_select(self.con, table, agg, self.types[table], WORK, HOME)
+        self._replace_table(table, select)
+
+    # ------------------------------------------------------------------ 6. checks, counts
+
+    def _check(self, table: str) -> None:
+        t = qi(table)
+        for check in self.policy.tables[table].checks:
+            try:
+                row = self.con.execute(
+                    f"SELECT count(*) FROM (SELECT rowid AS __anon_i FROM rel.raw.{t} "
+                    f"WHERE NOT ({check})) r WHERE r.__anon_i NOT IN (SELECT __anon_i FROM "
+                    f"(SELECT row_number() OVER (ORDER BY rowid) - 1 AS __anon_i, * "
+                    f"FROM src.raw.{t}) WHERE NOT ({check}))"
+                ).fetchone()
+            except duckdb.Error as exc:
+                raise TransformError(f"{table}: check {check!r} cannot run: {exc}") from exc
+            broken = int(row[0]) if row else 0
+            if broken:
+                raise TransformError(
+                    f"{table}: check {check!r} fails on {broken} released rows where it holds "
+                    "in the source"
+                )
+
+    def _count_changes(self, table: str) -> None:
+        columns = list(self.types[table])
+        parts = []
+        for c in columns:
+            q = qi(c)
+            parts.append(f"count(*) FILTER (WHERE s.{q} IS DISTINCT FROM r.{q})")
+            parts.append(f"count(*) FILTER (WHERE s.{q} IS NOT NULL AND r.{q} IS NULL)")
+        row = self.con.execute(
+            f"SELECT {', '.join(parts)} FROM src.raw.{qi(table)} s "
+            f"POSITIONAL JOIN rel.raw.{qi(table)} r"
+        ).fetchone()
+        assert row is not None
+        for i, c in enumerate(columns):
+            outcome = self.outcomes[table][c]
+            outcome.changed = int(row[2 * i])
+            outcome.nulls_added = int(row[2 * i + 1])
+
+
+def _ddl(columns: dict[str, str]) -> str:
+    return ", ".join(f"{qi(c)} {t}" for c, t in columns.items())
+
+
+def _validate(policy: Policy, types: dict[str, dict[str, str]]) -> None:
+    """Fail before writing anything on what the pass cannot do (the policy check covers more;
+    this is what the transform itself relies on)."""
+    problems: list[str] = []
+    for table in sorted(set(types) - set(policy.tables)):
+        problems.append(f"{table}: table in the warehouse but not in the policy")
+    for table in sorted(set(policy.tables) - set(types)):
+        problems.append(f"{table}: table in the policy but not in the warehouse")
+    for table, spec in policy.tables.items():
+        if table not in types:
+            continue
+        cols = types[table]
+        for c in sorted(set(cols) - set(spec.columns)):
+            problems.append(f"{table}.{c}: column without a rule")
+        for c in sorted(set(spec.columns) - set(cols)):
+            problems.append(f"{table}.{c}: no such column in the warehouse")
+        for c in spec.primary_key:
+            if c not in cols:
+                problems.append(f"{table}: primary key column {c} does not exist")
+        for column, col in spec.columns.items():
+            if column not in cols:
+                continue
+            problems.extend(_rule_problems(policy, table, column, col.rule, cols))
+        for fk, ref in spec.foreign_keys.items():
+            problems.extend(_fk_problems(policy, types, table, fk, ref))
+        if spec.aggregate_of is not None:
+            for c in spec.aggregate_of.columns:
+                if c in spec.columns and spec.columns[c].rule.rule != "keep":
+                    problems.append(
+                        f"{table}.{c}: an aggregate_of column must be 'keep' (the aggregate "
+                        "pass recomputes it)"
+                    )
+    if problems:
+        raise TransformError("the policy cannot be applied:\n  " + "\n  ".join(problems))
+
+
+def _rule_problems(
+    policy: Policy, table: str, column: str, rule: object, cols: dict[str, str]
+) -> list[str]:
+    type_ = cols[column]
+    where = f"{table}.{column}"
+    out: list[str] = []
+    if isinstance(rule, Perturb):
+        if not (is_numeric(type_) or (is_text(type_) and rule.method == "lsd")):
+            out.append(f"{where}: perturb {rule.method} cannot apply to {type_}")
+        for c in [*rule.group_by, *rule.key]:
+            if c not in cols:
+                out.append(f"{where}: perturb refers to missing column {c}")
+    elif isinstance(rule, ShiftDates):
+        if not is_temporal(type_):
+            out.append(f"{where}: shift_dates needs a DATE or TIMESTAMP column, not {type_}")
+        if rule.entity not in cols:
+            out.append(f"{where}: shift_dates entity {rule.entity} does not exist")
+        if rule.whole_weeks and rule.max_days < 7:
+            out.append(f"{where}: whole_weeks with max_days < 7 leaves no offset")
+    elif isinstance(rule, Generalize):
+        spec = policy.quasi_identifiers.get(table)
+        if spec is None or column not in spec.columns:
+            out.append(f"{where}: generalize needs the column among the table's quasi_identifiers")
+    elif isinstance(rule, Scrub | Fake) and not is_text(type_):
+        out.append(f"{where}: {rule.rule} needs a VARCHAR column, not {type_}")
+    elif isinstance(rule, Pseudonymize) and not (is_text(type_) or is_integer(type_)):
+        out.append(f"{where}: pseudonymize needs a VARCHAR or integer column, not {type_}")
+    return out
+
+
+def _fk_problems(
+    policy: Policy, types: dict[str, dict[str, str]], table: str, fk: str, ref: str
+) -> list[str]:
+    """A foreign key and the key it references must be replaced by the same rule, or joins
+    break in the release."""
+    ref_table, _, ref_col = ref.partition(".")
+    if fk not in types[table]:
+        return [f"{table}.{fk}: foreign key column does not exist"]
+    if ref_table not in types or ref_col not in types[ref_table] or ref_table not in policy.tables:
+        return [f"{table}.{fk}: references {ref}, which does not exist"]
+    mine = policy.tables[table].columns[fk].rule
+    theirs = policy.tables[ref_table].columns[ref_col].rule
+    replacing = ("pseudonymize", "fake")
+    if mine.rule not in replacing and theirs.rule not in replacing:
+        return []
+    same_class = is_integer(types[table][fk]) == is_integer(types[ref_table][ref_col])
+    if mine != theirs or not same_class:
+        return [
+            f"{table}.{fk}: references {ref} but their rules differ ({mine.rule} vs "
+            f"{theirs.rule}, or a different format / type): the join would break"
+        ]
+    return []
