@@ -186,7 +186,7 @@ def export_parquet(folder: Path) -> dict[str, ReleasedTable]:
         ]
         for name in names:
             path = out / f"{name}.parquet"
-            con.execute(f'COPY raw."{name}" TO \'{path}\' (FORMAT parquet, COMPRESSION zstd)')
+            con.execute(f"COPY raw.\"{name}\" TO '{path}' (FORMAT parquet, COMPRESSION zstd)")
             rows = con.execute(f'SELECT count(*) FROM raw."{name}"').fetchone()
             cols = con.execute(
                 "SELECT count(*) FROM information_schema.columns "

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from benchforge.cli import (
+    anonymize,
     calibrate,
     gold,
     mock,
@@ -31,6 +32,9 @@ Stages:
   synth      generate a relationally consistent dataset from a domain spec
              (DuckDB warehouse + Parquet + anomaly manifest + Great Expectations report)
   spec       list, validate and export the JSON Schema of domain specs
+  anonymize  turn a dataset into a shareable release (keyed pseudonyms, distribution-preserving
+             perturbation, scrubbed text) with a fidelity / utility / privacy report
+  policy     draft, check and export the JSON Schema of anonymization policies
   gold       build a gold dbt repository on a dataset (dbt build + docs, stored as artifacts)
   task       validate task specs, export their JSON Schema, regenerate contracts, self-verify,
              prepare a DA task's rubric on a seed
@@ -52,7 +56,20 @@ openai_api_key); see `benchforge settings`.
 """
 
 # In the order `benchforge --help` lists them.
-STAGES = (synth, spec, rebuild, gold, task, score, run, calibrate, nightly, mock, settings)
+STAGES = (
+    synth,
+    spec,
+    anonymize,
+    rebuild,
+    gold,
+    task,
+    score,
+    run,
+    calibrate,
+    nightly,
+    mock,
+    settings,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

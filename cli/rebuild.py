@@ -21,6 +21,11 @@ def add_parser(sub: Subparsers) -> None:
     rebuild.add_argument("--scale", type=float, default=1.0)
     rebuild.add_argument("--seed", type=int, default=7)
     rebuild.add_argument("--domain", action="append", help="limit to these domains (repeatable)")
+    rebuild.add_argument(
+        "--anonymize",
+        action="store_true",
+        help="also anonymize each dataset under its domain's shipped policy (a release each)",
+    )
     rebuild.set_defaults(func=rebuild_command)
 
 
@@ -28,7 +33,12 @@ def rebuild_command(args: argparse.Namespace) -> int:
     quiet_prefect(args.verbose)
     from benchforge.flows.rebuild import rebuild_datasets
 
-    result = rebuild_datasets(scale=args.scale, seed=args.seed, domains=args.domain or None)
+    result = rebuild_datasets(
+        scale=args.scale,
+        seed=args.seed,
+        domains=args.domain or None,
+        anonymize_after=args.anonymize,
+    )
     for line in result.summary_lines():
         print(line)
     return 0

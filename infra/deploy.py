@@ -7,8 +7,10 @@ instead, for workers (``prefect worker start --pool NAME``) to run
     verify-all-tasks  verify_tasks() of every shipped suite, mutations and reward hacks
                       included, every day at 04:00 UTC (the exhaustive checks the test
                       suite leaves out)
-    dataset-rebuild   rebuild_datasets() every Sunday at 01:00 UTC
-    run-suite, score-run, report, verify-tasks    on demand
+    dataset-rebuild   rebuild_datasets() every Sunday at 01:00 UTC; with --anonymize-rebuilds
+                      (or the anonymize_after parameter of a custom run) each dataset is also
+                      anonymized under its domain's shipped policy
+    run-suite, score-run, report, verify-tasks, anonymize    on demand
 
 A backfill is a custom run of ``nightly-eval`` (or ``run-suite``) from the Prefect UI or the
 API: every parameter is typed (``run_date`` is a date, ``datasets`` maps a domain to a dataset
@@ -38,6 +40,7 @@ from prefect.schedules import Cron
 from prefect.utilities.callables import ParameterSchema
 from pydantic import ConfigDict
 
+from benchforge.flows.anonymize import anonymize
 from benchforge.flows.nightly import nightly
 from benchforge.flows.rebuild import rebuild_datasets
 from benchforge.flows.report import report
@@ -57,7 +60,9 @@ class ClosedParameterSchema(ParameterSchema):
     model_config = ConfigDict(extra="allow")
 
 
-def _specs(timezone: str) -> list[tuple[Flow[Any, Any], str, dict[str, Any]]]:
+def _specs(
+    timezone: str, anonymize_rebuilds: bool = False
+) -> list[tuple[Flow[Any, Any], str, dict[str, Any]]]:
     """(flow, its entrypoint in the checkout, to_deployment arguments) per deployment."""
     return [
         (
@@ -77,7 +82,18 @@ def _specs(timezone: str) -> list[tuple[Flow[Any, Any], str, dict[str, Any]]]:
             dict(
                 name="dataset-rebuild",
                 schedules=[Cron(REBUILD_CRON, timezone=timezone)],
+                parameters={"anonymize_after": True} if anonymize_rebuilds else {},
                 tags=["benchforge"],
+            ),
+        ),
+        (
+            anonymize,
+            "flows/anonymize.py:anonymize",
+            dict(
+                name="anonymize",
+                tags=["benchforge"],
+                description="a dataset -> an anonymized release with its report, published "
+                "only if it passes its policy's thresholds",
             ),
         ),
         (run_suite, "flows/runs.py:run_suite", dict(name="run-suite", tags=["benchforge"])),
@@ -114,16 +130,21 @@ def closed_schema(deployment: RunnerDeployment) -> RunnerDeployment:
 
 
 def deployments(
-    timezone: str = "UTC", source: str | Path | None = None, only: Sequence[str] = ()
+    timezone: str = "UTC",
+    source: str | Path | None = None,
+    only: Sequence[str] = (),
+    anonymize_rebuilds: bool = False,
 ) -> list[RunnerDeployment]:
     """The deployments, of the flows imported here (``serve``) or, with ``source``, loaded from
     that checkout by entrypoint (a work pool: workers load them from the same source).
-    ``only`` keeps the deployments of those names."""
-    unknown = set(only) - {kwargs["name"] for _, _, kwargs in _specs(timezone)}
+    ``only`` keeps the deployments of those names; ``anonymize_rebuilds`` makes the weekly
+    dataset rebuild also publish an anonymized release of each dataset."""
+    specs = _specs(timezone, anonymize_rebuilds)
+    unknown = set(only) - {kwargs["name"] for _, _, kwargs in specs}
     if unknown:
         raise ValueError(f"no deployment named {', '.join(sorted(unknown))}")
     found = []
-    for flow, entrypoint, kwargs in _specs(timezone):
+    for flow, entrypoint, kwargs in specs:
         if only and kwargs["name"] not in only:
             continue
         if source is not None:
@@ -181,19 +202,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="DEPLOYMENT",
         help="only this deployment (repeatable), e.g. --only run-suite --only report",
     )
+    parser.add_argument(
+        "--anonymize-rebuilds",
+        action="store_true",
+        help="dataset-rebuild also anonymizes each dataset (anonymize_after=True)",
+    )
     args = parser.parse_args(argv)
     if args.list:
-        for d in deployments(args.timezone, only=args.only):
+        for d in deployments(
+            args.timezone, only=args.only, anonymize_rebuilds=args.anonymize_rebuilds
+        ):
             schedules = ", ".join(str(s.schedule.cron) for s in d.schedules or [])  # type: ignore[union-attr]
             print(f"{d.flow_name}/{d.name}\t{schedules or 'on demand'}")
         return 0
     if args.work_pool:
-        found = deployments(args.timezone, source=args.source, only=args.only)
+        found = deployments(
+            args.timezone,
+            source=args.source,
+            only=args.only,
+            anonymize_rebuilds=args.anonymize_rebuilds,
+        )
         deploy_to_pool(found, args.work_pool)
         for d in found:
             print(f"{d.flow_name}/{d.name}\t-> work pool {args.work_pool}")
         return 0
-    serve(*deployments(args.timezone, only=args.only))
+    serve(*deployments(args.timezone, only=args.only, anonymize_rebuilds=args.anonymize_rebuilds))
     return 0
 
 

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from benchforge.anonymize.policy.models import Column, Policy
 
+# Pure numbers with fewer digits than this identify nobody (a count, a small id) and would match
+# ordinary data everywhere: neither deny-listed in free text nor searched by the leak count.
+MIN_NUMERIC_IDENTIFIER_DIGITS = 6
+
 
 def is_direct_identifier(column: Column) -> bool:
     return column.pii == "direct" or column.rule.rule == "pseudonymize"

@@ -107,8 +107,8 @@ class Fake(_Strict):
 
 
 class Perturb(_Strict):
-    """Numeric perturbation, deterministic under the secret (keyed by the row's primary key, so
-    duplicated rows stay identical).
+    """Numeric perturbation, deterministic under the secret (keyed by the row's primary key, or
+    by a hash of the whole original row without one, so duplicated rows stay identical).
 
     - ``lsd``: least-significant-digit: keeps ``digits`` significant digits, redraws the rest
       (magnitude and ranking kept; works on numbers stored as text, keeping their format);
@@ -132,7 +132,7 @@ class Perturb(_Strict):
     key: list[str] = Field(
         default_factory=list,
         description="Columns of the table whose canonical values (upper(trim())) key the "
-        "random draw instead of the primary key (rowid without one).",
+        "random draw instead of the primary key (a hash of the whole original row without one).",
     )
     stream: str | None = Field(
         default=None,

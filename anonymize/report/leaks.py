@@ -41,12 +41,14 @@ from dataclasses import dataclass
 import duckdb
 from pydantic import BaseModel, Field
 
-from benchforge.anonymize.policy.identifiers import is_direct_identifier
+from benchforge.anonymize.policy.identifiers import (
+    MIN_NUMERIC_IDENTIFIER_DIGITS,
+    is_direct_identifier,
+)
 from benchforge.anonymize.policy.models import Policy
 from benchforge.anonymize.report.kanon import catalog_columns, quote, require_columns, table_ref
 from benchforge.anonymize.transform.text import MIN_IDENTIFIER_LENGTH  # the deny-list's floor
 
-MIN_NUMERIC_IDENTIFIER_DIGITS = 6
 FREE_TEXT_MIN_AVG_LENGTH = 30
 MAX_NGRAM_WORDS = 4
 

@@ -38,7 +38,10 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from benchforge.anonymize.policy.identifiers import is_direct_identifier
+from benchforge.anonymize.policy.identifiers import (
+    MIN_NUMERIC_IDENTIFIER_DIGITS,
+    is_direct_identifier,
+)
 from benchforge.anonymize.policy.models import (
     Derive,
     Fake,
@@ -76,7 +79,6 @@ from benchforge.core.progress import ProgressEvent, RowsGenerated
 WORK = "work.main"
 IDENTIFIERS = f"{WORK}.identifiers"
 # A pure number of fewer digits identifies nobody (the report's leak scan uses the same floor)
-MIN_NUMERIC_IDENTIFIER_DIGITS = 6
 HOME = "memory.main"
 SCRUB_BATCH_ROWS = 65_536
 ProgressFn = Callable[[ProgressEvent], None]

@@ -213,7 +213,8 @@ def test_planted_leaks_are_counted_exactly(tmp_path: Path) -> None:
     assert _count(scan, "orders", "comment", "people.email", False) == 2
     assert _count(scan, "orders", "comment", "people.person_id", False) == 1
     assert _count(scan, "orders", "comment", "people.badge", False) == 1
-    # free text: a full name (its surname alone is no identifier), an email in brackets, one glued to "mailto:"
+    # free text: a full name (its surname alone is no identifier), an email in brackets, one
+    # glued to "mailto:"
     assert _count(scan, "tickets", "body", "people.[first_name+last_name]", True) == 1
     assert _count(scan, "tickets", "body", "people.last_name", True) == 0  # not an identifier
     assert _count(scan, "tickets", "body", "people.email", True) == 2

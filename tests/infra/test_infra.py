@@ -25,6 +25,7 @@ def test_nightly_is_scheduled_with_typed_parameters() -> None:
         "report",
         "verify-tasks",
         "verify-all-tasks",
+        "anonymize",
     }
     nightly = found["nightly-eval"]
     assert [s.schedule.cron for s in nightly.schedules] == [NIGHTLY_CRON]  # type: ignore[union-attr]
@@ -40,6 +41,23 @@ def test_nightly_is_scheduled_with_typed_parameters() -> None:
     verify_all = found["verify-all-tasks"]
     assert [s.schedule.cron for s in verify_all.schedules] == [VERIFY_CRON]  # type: ignore[union-attr]
     assert verify_all.parameters == {"path": "task_specs", "mutations": True, "hacks": True}
+    # The weekly rebuild can also publish an anonymized release of each dataset: a parameter of
+    # the deployment's form, on by default with --anonymize-rebuilds.
+    rebuild = found["dataset-rebuild"]
+    assert rebuild.parameters == {}
+    assert rebuild._parameter_openapi_schema.model_dump()["properties"]["anonymize_after"] == {
+        "default": False,
+        "position": 3,
+        "title": "anonymize_after",
+        "type": "boolean",
+        "description": rebuild._parameter_openapi_schema.model_dump()["properties"][
+            "anonymize_after"
+        ]["description"],
+    }
+    anonymized = {d.name: d for d in deployments(anonymize_rebuilds=True)}["dataset-rebuild"]
+    assert anonymized.parameters == {"anonymize_after": True}
+    anon_props = found["anonymize"]._parameter_openapi_schema.model_dump()["properties"]
+    assert {"dataset", "policy", "out", "verify_suite"} <= set(anon_props)
 
 
 def test_deploy_lists_the_deployments() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchforge.evaluation.leaderboard.formatting import MISSING
+from tests.integration import test_anonymize_release as anonymize_release
 from tests.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -85,6 +86,13 @@ def test_every_readme_command_is_covered_here() -> None:
         "python bench/judging.py",
         "benchforge judge export-labelling --out labelling",
         CALIBRATE,
+        # tests/integration/test_anonymize_release.py::test_readme_release_commands
+        anonymize_release.EXPORT_SECRET,
+        anonymize_release.ANONYMIZE,
+        anonymize_release.POLICY_CHECK,
+        anonymize_release.POLICY_DRAFT,
+        anonymize_release.POLICY_SCHEMA,
+        "python bench/anonymize.py",
     }
     assert set(readme_commands()) == covered
 

@@ -1,0 +1,251 @@
+"""Flow ``anonymize``: a dataset -> a shareable release, proven useful and safe before it is
+published.
+
+stage (policy check, transform, Parquet, report) -> benchmark check (the domain's gold dbt
+repository builds on the release with every test passing; the domain's tasks self-verify on it:
+gold 100, do-nothing 0) -> thresholds -> publish. A release below any threshold of its policy is
+refused: the flow fails, nothing is published, and the report (published as a Prefect artifact
+either way) says why.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+
+from benchforge.anonymize.policy.loader import LoadedPolicy, load_policy, shipped_policies
+from benchforge.anonymize.release import (
+    ReleaseRefused,
+    StagedRelease,
+    preflight,
+    source_record,
+    stage_release,
+    write_release_record,
+)
+from benchforge.anonymize.report.models import BenchmarkSection, TaskCheck
+from benchforge.core.catalogue import catalogue as find_catalogue
+from benchforge.core.errors import BenchforgeError, ConfigError
+from benchforge.core.progress import StageDone, emit
+from benchforge.core.publish import Target, discard, prepare_target, publish
+from benchforge.core.records import DatasetRecord
+from benchforge.core.settings import load_settings
+from benchforge.evaluation.de.tasks import gold_cache
+from benchforge.evaluation.families import VerifyOptions, family_of
+from benchforge.evaluation.gold import load_gold
+from benchforge.evaluation.tasks import load_tasks
+from benchforge.flows.datasets import local_dataset
+from benchforge.flows.synthesize import Scale, Seed, artifact_key
+from benchforge.flows.verify import verification_cells
+from benchforge.harness.judging import judge_session
+from benchforge.synthesis.spec.loader import shipped_domains
+
+NO_SUITE = "none"
+STAGES = ["transform, Parquet, report", "gold build + task verification", "publish"]
+
+
+def default_release_location(domain: str, scale: float, seed: int) -> str:
+    root = load_settings().artifact_root.rstrip("/")
+    return f"{root}/releases/{domain}/scale-{scale:g}/seed-{seed}"
+
+
+def resolve_policy(policy: str | None, domain: str) -> LoadedPolicy:
+    """The policy named (a shipped name or a YAML path), else the dataset's domain's shipped
+    one."""
+    if policy is None:
+        if domain not in shipped_policies():
+            raise ConfigError(
+                f"no shipped anonymization policy for domain '{domain}' "
+                f"(shipped: {', '.join(shipped_policies())}): pass --policy PATH"
+            )
+        policy = domain
+    return load_policy(policy)
+
+
+@task(name="stage-release")
+def stage_task(
+    source: str, loaded: LoadedPolicy, target: Target, sample_rows: int
+) -> StagedRelease:
+    return stage_release(
+        Path(source), loaded, target.staging, on_progress=emit, sample_rows=sample_rows
+    )
+
+
+@task(name="benchmark-check")
+def benchmark_task(staged: StagedRelease, suite: str | None, work: str) -> BenchmarkSection:
+    """The release used as a benchmark dataset: the domain's gold repository builds on it with
+    every dbt test passing, and each task of ``suite`` on this domain self-verifies (gold 100,
+    do-nothing 0; mutations and reward hacks are the nightly's business)."""
+    domain = staged.source.domain
+    catalogue = find_catalogue()
+    section = BenchmarkSection(gold_build_success=False, models=0, tests=0, tasks=[], passed=False)
+    repo = catalogue.repo(domain)
+    scratch = Path(work) / "scoring"
+    try:
+        # the gold cache the tasks' verification uses too: a de_impl task reuses this build
+        gold = load_gold(gold_cache(scratch / "gold", domain, repo, staged.folder))
+        section = section.model_copy(
+            update={"gold_build_success": True, "models": gold.models, "tests": gold.tests}
+        )
+    except BenchforgeError as err:
+        section = section.model_copy(update={"error": str(err)[:2000]})
+    checks: list[TaskCheck] = []
+    if suite and suite != NO_SUITE:
+        tasks = [
+            t
+            for t in load_tasks(catalogue.path(suite))
+            if family_of(t).verifiable and t.spec.dataset.domain == domain
+        ]
+        options = VerifyOptions(mutations=False, hacks=False)
+        with ExitStack() as stack:
+            judge = None
+            if any(family_of(t).judged for t in tasks):
+                judge, _ = stack.enter_context(judge_session(load_settings(), Path(work)))
+            for loaded in tasks:
+                family = family_of(loaded)
+                try:
+                    if family.judged:
+                        result = family.verify(loaded, staged.folder, scratch, options, judge=judge)
+                    else:
+                        result = family.verify(loaded, staged.folder, scratch, options)
+                except BenchforgeError as err:
+                    checks.append(
+                        TaskCheck(
+                            task=loaded.key,
+                            family=loaded.spec.family,
+                            gold=0.0,
+                            empty=0.0,
+                            passed=False,
+                            detail=str(err)[:500],
+                        )
+                    )
+                    continue
+                primary = result.judged.reference_score or 0.0 if result.judged else result.gold.sr
+                empty = result.judged.empty_score or 0.0 if result.judged else result.empty.sr
+                checks.append(
+                    TaskCheck(
+                        task=loaded.key,
+                        family=loaded.spec.family,
+                        gold=float(primary),
+                        empty=float(empty),
+                        passed=result.ok,
+                        detail=" | ".join(verification_cells(result))
+                        + ("" if result.ok else "; " + "; ".join(result.problems)),
+                    )
+                )
+    passed = section.gold_build_success and all(c.passed for c in checks)
+    return section.model_copy(update={"tasks": checks, "passed": passed})
+
+
+@task(name="publish-release")
+def publish_task(staged: StagedRelease, target: Target) -> DatasetRecord:
+    record = write_release_record(staged, target.out)
+    publish(target, load_settings())
+    return record
+
+
+def _summary(staged: StagedRelease, location: str | None) -> str:
+    r = staged.report
+    verdict = "PASSED" if r.passed else "REFUSED"
+    lines = [
+        f"# Release of {staged.source.domain}: {verdict}",
+        "",
+        f"- source: `{r.dataset}`" + (f"\n- release: `{location}`" if location else ""),
+        f"- policy: `{staged.manifest.policy}` (sha256 {staged.manifest.policy_sha256[:12]})",
+        f"- rows: {staged.manifest.total_rows:,} in {len(staged.manifest.tables)} tables",
+        "",
+        "| threshold | value | limit | ok |",
+        "|---|---|---|---|",
+    ]
+    for t in sorted(r.thresholds, key=lambda t: t.passed):
+        lines.append(f"| {t.name} | {t.value} | {t.op} {t.limit} | {'yes' if t.passed else 'NO'} |")
+    return "\n".join(lines)
+
+
+@flow(name="anonymize")
+def anonymize(
+    dataset: str = "crm",
+    policy: str | None = None,
+    out: str | None = None,
+    verify_suite: str | None = None,
+    scale: Scale = 1.0,
+    seed: Seed = 7,
+    sample_rows: int = 5000,
+) -> DatasetRecord:
+    """Anonymizes ``dataset`` under ``policy`` and publishes the release to ``out`` with its
+    report (``report/release-report.{json,html}``), if it passes every threshold.
+
+    Args:
+        dataset: a dataset folder or s3:// prefix, or a shipped domain name (its dataset at
+            ``scale`` and ``seed``, synthesized first if missing).
+        policy: a shipped policy name or a policy YAML path; default the domain's shipped one.
+            The HMAC secret is read from the environment variable the policy names.
+        out: a folder or s3:// prefix; default <artifact_root>/releases/DOMAIN/scale-S/seed-N.
+        verify_suite: the task suite self-verified on the release (default de-DOMAIN when it
+            exists; "none" skips task verification, the gold build still runs).
+        scale: with a domain name: the dataset's scale.
+        seed: with a domain name: the dataset's seed.
+        sample_rows: records sampled by the linkage and attack measurements.
+    """
+    logger = get_run_logger()
+    with tempfile.TemporaryDirectory(prefix="benchforge-anonymize-") as tmp:
+        is_domain = dataset in shipped_domains() and not Path(dataset).exists()
+        source = local_dataset(
+            dataset if is_domain else "",
+            None if is_domain else dataset,
+            Path(tmp) / "source",
+            scale,
+            seed,
+        )
+        record = source_record(source)
+        loaded = resolve_policy(policy, record.domain)
+        preflight(source, loaded)  # bad policy, missing secret: fails before anything is written
+        location = out or default_release_location(record.domain, record.scale, record.seed)
+        suite = verify_suite
+        if suite is None:
+            default = find_catalogue().tasks_dir / f"de-{record.domain}"
+            suite = str(default) if default.is_dir() else NO_SUITE
+        target = prepare_target(location)
+        try:
+            staged = stage_task(str(source), loaded, target, sample_rows)
+            emit(StageDone(stage=STAGES[0]))
+            failing = [t.name for t in staged.report.failing if t.name != "require_benchmark"]
+            if failing:  # refused whatever the benchmark says: do not spend minutes on it
+                logger.info("thresholds failed (%s): benchmark check skipped", ", ".join(failing))
+            else:
+                write_release_record(staged, target.out)  # staging: tasks need a dataset.json
+                bench = benchmark_task(staged, suite, str(Path(tmp) / "bench"))
+                staged.report = staged.report.with_benchmark(bench, loaded.policy.thresholds)
+            emit(StageDone(stage=STAGES[1]))
+            create_markdown_artifact(
+                key=artifact_key(f"release-{record.domain}"),
+                markdown=_summary(staged, location if staged.report.passed else None),
+                description=f"Anonymized release of {record.domain}",
+            )
+            if not staged.report.passed:
+                kept = _keep_refused_report(staged, location)
+                raise ReleaseRefused(staged.report, kept)
+            published = publish_task(staged, target)
+            emit(StageDone(stage=STAGES[2]))
+        except BaseException:
+            discard(target)
+            raise
+    logger.info("release of %s published to %s", record.domain, published.location)
+    return published
+
+
+def _keep_refused_report(staged: StagedRelease, location: str) -> Path | None:
+    """A refused release's report is kept beside the destination (local) so the maintainer can
+    read it; the data itself is discarded."""
+    from benchforge.anonymize.report.html import write_report
+
+    if location.startswith("s3://"):
+        folder = Path(tempfile.mkdtemp(prefix="benchforge-refused-release-"))
+    else:
+        dest = Path(location)
+        folder = dest.parent / f"{dest.name}.refused-report"
+    write_report(staged.report, folder)
+    return folder
