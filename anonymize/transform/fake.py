@@ -29,7 +29,11 @@ appears in two tables is replaced identically.
 from __future__ import annotations
 
 import functools
+import importlib.metadata
+import json
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -72,18 +76,53 @@ def _generator(provider: str, locale: str) -> tuple[Faker, dict[tuple[int, int],
     return Faker(locale, use_weighting=False), {}
 
 
+def _cache_file(provider: str, locale: str, seed: int) -> Path:
+    """Pool entries are a pure function of (provider, locale, seed, index, Faker version), so
+    they are kept on disk between runs (``$BENCHFORGE_CACHE_DIR`` or ``~/.cache/benchforge``,
+    like the synthesizer's pools): drawing them is the one-off cost of a pool, not of a run."""
+    root = os.environ.get("BENCHFORGE_CACHE_DIR") or Path.home() / ".cache" / "benchforge"
+    version = importlib.metadata.version("faker")
+    return Path(root) / "anonymize-pools" / f"faker-{version}" / f"{provider}-{locale}-{seed}.json"
+
+
+_loaded: set[tuple[str, str, int]] = set()
+
+
 def pool_entries(provider: str, locale: str, seed: int, indices: list[int]) -> list[str]:
-    """Pool entries ``indices`` of the (provider, locale, seed) pool, drawn once per process."""
+    """Pool entries ``indices`` of the (provider, locale, seed) pool: from the in-process cache,
+    else the disk cache, else drawn (entry i from a Faker seeded with seed * 2**32 + i)."""
     faker, cache = _generator(provider, locale)
+    path = _cache_file(provider, locale, seed)
+    if (provider, locale, seed) not in _loaded:
+        _loaded.add((provider, locale, seed))
+        try:
+            stored = json.loads(path.read_text())
+            cache.update({(seed, int(i)): str(v) for i, v in stored.items()})
+        except (OSError, ValueError, AttributeError):
+            pass  # no cache yet, or a damaged one: drawn again and rewritten
     make = getattr(faker, provider)
     out: list[str] = []
+    drawn = False
     for i in indices:
         value = cache.get((seed, i))
         if value is None:
             faker.seed_instance(seed * 2**32 + i)
             value = cache[(seed, i)] = str(make())
+            drawn = True
         out.append(value)
+    if drawn:
+        _store(path, {str(i): v for (s, i), v in cache.items() if s == seed})
     return out
+
+
+def _store(path: Path, entries: dict[str, str]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(entries))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only home: the pool is drawn again next time, nothing else changes
 
 
 def plan_fake_spaces(

@@ -251,11 +251,17 @@ class _Pass:
         for space in pseudonym.plan_key_spaces(self.policy, self.types, WORK):
             stats = pseudonym.build_key_space(self.con, space, ps_key, avoid=IDENTIFIERS)
             self.collisions += stats.collisions
+            # per-column counts only where the space resolved anything (one query otherwise)
+            resolved = self.con.execute(
+                f"SELECT count(*) FROM {space.table} "
+                f"WHERE attempt > 0 OR attempt = {pseudonym.ENUMERATED}"
+            ).fetchone()
             for t, c in space.members:
                 self.ps_spaces[(t, c)] = space
-                self.outcomes[t][c].collisions_resolved = pseudonym.resolved_in_column(
-                    self.con, space, t, c
-                )
+                if resolved and resolved[0]:
+                    self.outcomes[t][c].collisions_resolved = pseudonym.resolved_in_column(
+                        self.con, space, t, c
+                    )
         fake_key = derive_key(self.secret, "fake")
         for fspace in fake.plan_fake_spaces(self.policy, self.types, WORK):
             fstats = fake.build_fake_space(
@@ -409,15 +415,21 @@ class _Pass:
         suppressed one to ``<REDACTED>``; composite identifiers map to their joined released
         parts. Pure numbers of fewer than six digits are left out, like in the leak scan."""
         deny: dict[str, str] = {}
+        vocabulary = self._text_vocabulary()
 
         def add(table: str, original: str, released: str, where: str) -> None:
+            # Only identifiers whose first alphanumeric run occurs as a word of some scrubbed
+            # text can ever match there (the scrubber matches on ASCII word boundaries, so a
+            # match's first run is a whole run of the text): the rest never reach Python.
             for o, r in self.con.execute(
                 f"SELECT DISTINCT {original} AS o, {released} FROM src.raw.{qi(table)} s "
                 f"POSITIONAL JOIN rel.raw.{qi(table)} r WHERE {where} "
                 f"AND length(o) >= {MIN_IDENTIFIER_LENGTH} "
                 f"AND NOT (regexp_full_match(o, '[+-]?[0-9][0-9.,\\s]*') "
                 f"AND length(regexp_replace(o, '[^0-9]', '', 'g')) "
-                f"< {MIN_NUMERIC_IDENTIFIER_DIGITS}) ORDER BY 1, 2"
+                f"< {MIN_NUMERIC_IDENTIFIER_DIGITS}) "
+                f"AND regexp_extract(lower(o), '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
+                "ORDER BY 1, 2"
             ).fetchall():
                 deny.setdefault(o, r)
 
@@ -440,6 +452,23 @@ class _Pass:
                 where = " AND ".join(f"s.{c} IS NOT NULL AND r.{c} IS NOT NULL" for c in cols)
                 add(table, original, released, where)
         return deny
+
+    def _text_vocabulary(self) -> str:
+        """``work.vocabulary(tok)``: every maximal ASCII alphanumeric run (lower-cased) of every
+        column the policy scrubs, as the texts stand before scrubbing."""
+        selects = [
+            f"SELECT DISTINCT unnest(regexp_split_to_array(lower({qi(c)}), '[^a-z0-9]+')) AS tok "
+            f"FROM rel.raw.{qi(t)} WHERE {qi(c)} IS NOT NULL"
+            for t, spec in self.policy.tables.items()
+            for c, col in spec.columns.items()
+            if isinstance(col.rule, Scrub) and col.rule.deny_list
+        ]
+        table = f"{WORK}.vocabulary"
+        union = " UNION ".join(selects) or "SELECT NULL::VARCHAR AS tok WHERE false"
+        self.con.execute(
+            f"CREATE OR REPLACE TABLE {table} AS SELECT tok FROM ({union}) WHERE tok <> ''"
+        )
+        return table
 
     def _scrub_all(self) -> None:
         scrub_columns = [

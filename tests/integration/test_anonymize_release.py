@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from benchforge.anonymize.report.models import ReleaseReport
 from benchforge.core.records import DatasetRecord
 from benchforge.flows.anonymize import anonymize
 from benchforge.synthesis.dataset import build_dataset
+from tests.paths import REPO_ROOT
 
 SECRET = "integration-test-secret-0123456789abcdef"
 # The README's commands (tests/integration/test_readme.py checks they are covered here).
@@ -216,3 +218,16 @@ def test_release_to_s3(
         "releases/crm/parquet/accounts.parquet",
     } <= keys
     assert not any("anomalies" in k for k in keys)
+
+
+def test_anonymize_bench_prints_its_figures(tmp_path: Path) -> None:
+    # The README runs it at scale 5 against 0.5; here the same script at a small scale.
+    result = _run(
+        "python bench/anonymize.py --scale 0.2 --small-scale 0.02 --repeat 1 "
+        f"--data {tmp_path / 'big'} --small-data {tmp_path / 'small'}",
+        REPO_ROOT,
+        {},
+    )
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    for figure in ("data pass / row-by-row baseline", "data pass / DuckDB floor", "peak RSS"):
+        assert re.search(rf"{re.escape(figure)}[^\n]*\s+[0-9.]+\s+(<=|>=)", result.stdout), figure
