@@ -26,6 +26,7 @@ from typing import Literal
 
 import duckdb
 
+from benchforge.anonymize.sqltypes import is_numeric_type
 from benchforge.core.sql import qualified, quote
 
 SAMPLE_SIZE = 2000
@@ -78,25 +79,6 @@ _NAME_RULES: tuple[tuple[str, str, frozenset[Family]], ...] = (
     (r"(^|_)(website|homepage|web_site)$", "a website naming its owner", frozenset({"text"})),
 )
 
-_NUMERIC_PREFIXES = (
-    "TINYINT",
-    "SMALLINT",
-    "INTEGER",
-    "BIGINT",
-    "HUGEINT",
-    "UTINYINT",
-    "USMALLINT",
-    "UINTEGER",
-    "UBIGINT",
-    "UHUGEINT",
-    "FLOAT",
-    "REAL",
-    "DOUBLE",
-    "DECIMAL",
-    "NUMERIC",
-    "INT",
-)
-
 
 def type_family(duckdb_type: str) -> Family | Literal["boolean", "other"]:
     """The coarse kind of a DuckDB column type."""
@@ -107,7 +89,7 @@ def type_family(duckdb_type: str) -> Family | Literal["boolean", "other"]:
         return "boolean"
     if t.startswith(("DATE", "TIMESTAMP")):
         return "date"
-    if t.startswith(_NUMERIC_PREFIXES):
+    if is_numeric_type(t):
         return "number"
     return "other"
 

@@ -38,6 +38,7 @@ from benchforge.anonymize.report.models import (
     StatisticSimilarity,
     SubgroupKS,
 )
+from benchforge.anonymize.sqltypes import NUMERIC_TYPES
 from benchforge.core.sql import literal, qualified, quote
 
 SRC = "src"
@@ -56,24 +57,6 @@ MIN_ABS_RHO = 0.1
 EXACT_MEDIAN_ROWS = 1_000_000
 TINY = 1e-12
 
-_NUMERIC_TYPES = frozenset(
-    {
-        "TINYINT",
-        "SMALLINT",
-        "INTEGER",
-        "BIGINT",
-        "HUGEINT",
-        "UTINYINT",
-        "USMALLINT",
-        "UINTEGER",
-        "UBIGINT",
-        "UHUGEINT",
-        "FLOAT",
-        "REAL",
-        "DOUBLE",
-        "DECIMAL",
-    }
-)
 _DATETIME_TYPES = frozenset(
     {
         "DATE",
@@ -95,7 +78,7 @@ def base_kind(dtype: str) -> ColumnKind:
     if any(ch in upper for ch in "[<") or upper.startswith(("STRUCT", "MAP", "UNION")):
         return "other"
     name = upper.split("(", 1)[0].strip()
-    if name in _NUMERIC_TYPES:
+    if name in NUMERIC_TYPES:
         return "numeric"
     if name in _DATETIME_TYPES:
         return "datetime"

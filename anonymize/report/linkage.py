@@ -38,6 +38,7 @@ from sklearn.neighbors import BallTree, KDTree
 
 from benchforge.anonymize.policy.models import Linkage
 from benchforge.anonymize.report.kanon import PrivacyInputError, quote, require_columns, table_ref
+from benchforge.anonymize.sqltypes import is_numeric_type
 
 ColumnKind = Literal["numeric", "categorical"]
 
@@ -47,21 +48,6 @@ EMBED_DIMS = 32
 TEXT_NUMBER_SHARE = 0.9  # a VARCHAR column is numeric when this share of its values parse
 _TIE_EPS = 1e-7
 
-_NUMERIC_TYPES = (
-    "TINYINT",
-    "SMALLINT",
-    "INTEGER",
-    "BIGINT",
-    "HUGEINT",
-    "UTINYINT",
-    "USMALLINT",
-    "UINTEGER",
-    "UBIGINT",
-    "UHUGEINT",
-    "FLOAT",
-    "DOUBLE",
-    "DECIMAL",
-)
 _TEMPORAL_TYPES = ("DATE", "TIMESTAMP", "TIME")
 # A number as text: optional currency sign, thousands separators, a unit or currency after.
 _NUMBER_TEXT = r"^\s*[$€£¥]?\s*[+-]?[0-9][0-9,]*(\.[0-9]+)?([eE][+-]?[0-9]+)?\s*[A-Za-z%]{0,4}\s*$"
@@ -91,7 +77,7 @@ class ColumnSpec:
 
 
 def _is_numeric_type(dtype: str) -> bool:
-    return dtype.startswith(_NUMERIC_TYPES)
+    return is_numeric_type(dtype)
 
 
 def _is_temporal_type(dtype: str) -> bool:

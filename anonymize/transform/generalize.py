@@ -35,32 +35,10 @@ import duckdb
 from pydantic import BaseModel, Field
 
 from benchforge.anonymize.policy.models import Generalize, QuasiIdentifiers
+from benchforge.anonymize.sqltypes import is_numeric_type
 from benchforge.core.errors import BenchforgeError
 
 _DATE_PARTS = ("month", "quarter", "year", "decade")
-_NUMERIC_TYPES = (
-    "TINYINT",
-    "SMALLINT",
-    "INTEGER",
-    "BIGINT",
-    "HUGEINT",
-    "UTINYINT",
-    "USMALLINT",
-    "UINTEGER",
-    "UBIGINT",
-    "UHUGEINT",
-    "FLOAT",
-    "DOUBLE",
-    "REAL",
-    "DECIMAL",
-    "NUMERIC",
-    "INT",
-    "INT2",
-    "INT4",
-    "INT8",
-    "FLOAT4",
-    "FLOAT8",
-)
 
 
 class GeneralizationError(BenchforgeError):
@@ -102,7 +80,7 @@ def _base_type(column_type: str) -> str:
 
 
 def _is_numeric(column_type: str) -> bool:
-    return _base_type(column_type) in _NUMERIC_TYPES
+    return is_numeric_type(column_type)
 
 
 def _is_temporal(column_type: str) -> bool:
