@@ -122,6 +122,7 @@ ALLOWED = {
     "core": "",
     "synthesis": "import benchforge.core.mod\n",
     "evaluation": "import benchforge.core.mod\n",
+    "anonymize": "import benchforge.core.mod\n",
     "agents": "import benchforge.evaluation.mod\nimport benchforge.synthesis.mod\n",
     "harness": "import benchforge.agents.mod\n",
     "flows": "import prefect\nimport prefect_dask\nimport benchforge.harness.mod\n",
