@@ -17,6 +17,8 @@ def test_every_stage_module_adds_its_subcommands() -> None:
     assert list(sub.choices) == [
         "synth",
         "spec",
+        "anonymize",
+        "policy",
         "rebuild",
         "pipeline",
         "gold",
