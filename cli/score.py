@@ -40,7 +40,7 @@ def score_command(args: argparse.Namespace) -> int:
 
     from benchforge.evaluation.de.tasks import dump_report, prepare_gold, score_task
     from benchforge.evaluation.tasks import load_task
-    from benchforge.flows.datasets import heldout_dataset, local_dataset
+    from benchforge.flows.datasets import heldout_dataset, task_dataset
 
     quiet_prefect(args.verbose)
     loaded = load_task(Path(args.task))
@@ -54,12 +54,12 @@ def score_command(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="benchforge-score-") as tmp:
         work = Path(args.work).resolve() if args.work else Path(tmp)
         candidate = Path(args.candidate).resolve()
-        dataset = local_dataset(ref.domain, args.dataset, work / "dataset", ref.scale, ref.seed)
+        dataset = task_dataset(loaded, args.dataset, work / "dataset")
         gold = prepare_gold(loaded, dataset, work)
         result = score_task(
             loaded, candidate, gold, dataset, work / "score", unsandboxed=args.unsandboxed
         )
-        if args.dataset is None and not args.visible_only:
+        if args.dataset is None and ref.location is None and not args.visible_only:
             heldout = heldout_dataset(ref.domain, work / "heldout", ref.scale, ref.seed)
             primary = score_task(
                 loaded,

@@ -18,6 +18,11 @@ def local_dataset(
     return datasets.local_dataset(domain, dataset, scratch, scale, seed, synthesize=synthesize)
 
 
+def task_dataset(loaded: LoadedTask, override: str | None, scratch: Path) -> Path:
+    """One task's dataset folder (:func:`benchforge.harness.datasets.task_dataset`)."""
+    return datasets.task_dataset(loaded, override, scratch, synthesize=synthesize)
+
+
 def heldout_dataset(domain: str, scratch: Path, scale: float, visible_seed: int) -> Path:
     """The held-out dataset of (domain, scale, visible seed), synthesized once, then reused."""
     return datasets.heldout_dataset(domain, scratch, scale, visible_seed, synthesize=synthesize)

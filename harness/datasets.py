@@ -87,6 +87,23 @@ def _fetch(
     return folder
 
 
+def task_dataset(
+    loaded: LoadedTask, override: str | None, scratch: Path, *, synthesize: Synthesizer
+) -> Path:
+    """The local folder of one task's dataset: ``override`` (a folder or s3:// prefix the user
+    named) if given, else the spec's ``location``, else its domain at its scale and seed
+    (synthesized if missing). A named location that is not a dataset is an error."""
+    ref = loaded.spec.dataset
+    location = override or ref.resolve_location(catalogue_root_of(loaded))
+    return local_dataset(ref.domain, location, scratch, ref.scale, ref.seed, synthesize=synthesize)
+
+
+def catalogue_root_of(loaded: LoadedTask) -> Path:
+    """The folder holding the task's tasks folder (``<root>/task_specs/<suite>/<id>``), which
+    relative paths of a spec (``repo``, ``dataset.location``) start from."""
+    return loaded.folder.resolve().parents[2]
+
+
 def resolve_datasets(
     tasks: list[LoadedTask],
     overrides: dict[str, str],
@@ -94,20 +111,23 @@ def resolve_datasets(
     *,
     synthesize: Synthesizer,
 ) -> dict[str, str]:
-    """task key -> local dataset folder (synthesized once per (domain, scale, seed));
-    ``overrides``: domain -> a dataset folder or s3:// prefix to use instead."""
-    by_ref: dict[tuple[str, float, int], str] = {}
+    """task key -> local dataset folder (synthesized once per (domain, scale, seed); a spec's
+    ``location`` is fetched once per location); ``overrides``: domain -> a dataset folder or
+    s3:// prefix to use instead."""
+    by_ref: dict[tuple[str, ...], str] = {}
     out = {}
     for loaded in tasks:
         ref = loaded.spec.dataset
-        ident = (ref.domain, ref.scale, ref.seed)
+        location = overrides.get(ref.domain) or ref.resolve_location(catalogue_root_of(loaded))
+        ident = (ref.domain, location) if location else (ref.domain, str(ref.scale), str(ref.seed))
         if ident not in by_ref:
-            folder = local_dataset(
-                ref.domain,
-                overrides.get(ref.domain),
-                scratch / "datasets" / ref.domain,
-                ref.scale,
-                ref.seed,
+            tag = hashlib.sha256("|".join(ident).encode()).hexdigest()[:8]
+            folder = task_dataset(
+                loaded,
+                location,
+                scratch / "datasets" / f"{ref.domain}-{tag}"
+                if location
+                else scratch / "datasets" / ref.domain,
                 synthesize=synthesize,
             )
             by_ref[ident] = str(Path(folder).resolve())
@@ -123,13 +143,13 @@ def resolve_heldout(
     synthesize: Synthesizer,
 ) -> dict[str, str]:
     """task key -> held-out dataset folder, for tasks on their domain's generated dataset (a
-    custom dataset given for a domain has no spec to regenerate it from) whose family scores
-    on a held-out dataset."""
+    custom dataset, given for a domain or as the spec's ``location``, has no spec to
+    regenerate it from) whose family scores on a held-out dataset."""
     by_ref: dict[tuple[str, float, int], str] = {}
     out = {}
     for loaded in tasks:
         ref = loaded.spec.dataset
-        if ref.domain in overrides or not family_of(loaded).heldout:
+        if ref.domain in overrides or ref.location or not family_of(loaded).heldout:
             continue
         ident = (ref.domain, ref.scale, ref.seed)
         if ident not in by_ref:

@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-Layer = Literal["staging", "intermediate", "marts"]
+Layer = str  # staging | intermediate | marts by default; a layer mapping may name others
 IMPL_WEIGHTS: dict[Layer, float] = {"staging": 15.0, "intermediate": 25.0, "marts": 60.0}
 
 
@@ -30,17 +30,66 @@ class _Strict(BaseModel):
 
 
 class DatasetRef(_Strict):
-    """The dataset a task runs on: a shipped domain at a scale and seed."""
+    """The dataset a task runs on: a domain synthesized at a scale and seed (a shipped domain or
+    a domain spec), or a dataset that already exists at a ``location`` (one made by
+    ``benchforge dataset import``, an anonymized release, ...)."""
 
     domain: str
     scale: float = Field(default=0.1, gt=0)
     seed: int = 7
+    location: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "A dataset folder (relative to the catalogue root, or absolute) or an s3:// prefix. "
+            "Instead of scale and seed: the dataset is used as it is, never synthesized, and "
+            "has no held-out twin (trials are scored on it)."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _location_or_generation(self) -> DatasetRef:
+        if self.location is not None and {"scale", "seed"} & self.model_fields_set:
+            raise ValueError("give either location or scale/seed, not both")
+        return self
+
+    def resolve_location(self, catalogue_root: Path) -> str | None:
+        """``location`` as an absolute folder or s3:// prefix (None: synthesized)."""
+        if self.location is None or self.location.startswith("s3://"):
+            return self.location
+        path = Path(self.location).expanduser()
+        return str(path if path.is_absolute() else (catalogue_root / path).resolve())
+
+
+class LayerRule(_Strict):
+    """Puts the models it matches in ``layer``. Exactly one matcher: ``folder`` (a path
+    prefix of the model file under the project, e.g. ``models/reporting``), ``tag`` (a dbt
+    tag) or ``fqn`` (a glob over the dotted fqn, e.g. ``shop.reporting.*``)."""
+
+    layer: str = Field(min_length=1)
+    folder: str | None = None
+    tag: str | None = None
+    fqn: str | None = None
+
+    @model_validator(mode="after")
+    def _one_matcher(self) -> LayerRule:
+        given = [m for m in ("folder", "tag", "fqn") if getattr(self, m) is not None]
+        if len(given) != 1:
+            raise ValueError(f"a layer rule needs exactly one of folder, tag, fqn (got {given})")
+        return self
 
 
 class DeScoring(_Strict):
     """How nodes are weighted. Missing layers get weight 0 and the rest renormalize."""
 
     layer_weights: dict[Layer, float] = Field(default_factory=lambda: dict(IMPL_WEIGHTS))
+    layers: list[LayerRule] = Field(
+        default_factory=list,
+        description=(
+            "How models map to layers, first match wins; a model no rule matches gets the first "
+            "folder under models/ (staging, intermediate, marts, or another name)."
+        ),
+    )
     node_weights: dict[str, float] = Field(
         default_factory=dict, description="Per model name; default 1."
     )
