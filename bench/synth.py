@@ -49,7 +49,7 @@ def child(scale: float, out: Path, seed: int, mode: str) -> None:
         for col in table.columns:
             if isinstance(col.generator, g.FakerGen):
                 for loc in col.generator.locales or [col.generator.locale]:
-                    pools.build_pool(col.generator, loc)
+                    pools.build_pool(col.generator, loc, spec.faker_today())
     pool_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     if mode == "memory":

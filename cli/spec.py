@@ -10,7 +10,17 @@ from benchforge.cli.common import Subparsers
 
 
 def add_parser(sub: Subparsers) -> None:
-    spec = sub.add_parser("spec", help="list / validate domain specs, export their JSON Schema")
+    spec = sub.add_parser(
+        "spec",
+        help="list / validate domain specs, export their JSON Schema",
+        description=(
+            "validate: load each spec (fields, references, stressors that can apply), then\n"
+            "compile every table over empty tables of its column types (expressions, derived\n"
+            "SQL, joins, casts, stress pass) and call every Faker generator with its arguments:\n"
+            "a spec that validates is a spec that generates."
+        ),
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
     spec.add_argument("action", choices=["list", "validate", "schema"])
     spec.add_argument("files", nargs="*", help="spec files to validate (default: shipped)")
     spec.add_argument("--write", action="store_true", help="schema: update the committed file")
@@ -19,7 +29,8 @@ def add_parser(sub: Subparsers) -> None:
 
 def spec_command(args: argparse.Namespace) -> int:
     from benchforge.synthesis import spec as spec_package
-    from benchforge.synthesis.spec import json_schema, load_spec
+    from benchforge.synthesis.engine.preflight import validate_spec_file
+    from benchforge.synthesis.spec import json_schema
     from benchforge.synthesis.spec.loader import domain_spec_path, shipped_domains
 
     if args.action == "list":
@@ -35,7 +46,8 @@ def spec_command(args: argparse.Namespace) -> int:
             sys.stdout.write(schema)
     else:
         for path in args.files or [str(domain_spec_path(n)) for n in shipped_domains()]:
-            spec = load_spec(domain_spec_path(path))
+            # Shape, cross references, then a dry compile of every table and Faker call.
+            spec = validate_spec_file(domain_spec_path(path))
             columns = sum(len(t.columns) for t in spec.tables)
             print(f"ok  {path}: {len(spec.tables)} tables, {columns} columns")
     return 0

@@ -35,9 +35,12 @@ def add_parser(sub: Subparsers) -> None:
 def synth_command(args: argparse.Namespace) -> int:
     from benchforge.core.progress_bar import DatasetProgress
     from benchforge.synthesis.engine import estimated_rows
+    from benchforge.synthesis.engine.preflight import check_generates
     from benchforge.synthesis.spec import load_domain
+    from benchforge.synthesis.spec.loader import domain_spec_path
 
     spec = load_domain(args.domain)  # fails fast, naming the file and field
+    check_generates(spec, str(domain_spec_path(args.domain)))  # ... and the column
     totals = estimated_rows(spec, args.scale)
     if args.no_prefect:
         from benchforge.synthesis.dataset import build_dataset

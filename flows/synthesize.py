@@ -16,7 +16,9 @@ from benchforge.core.settings import load_settings
 from benchforge.harness.datasets import default_dataset_location
 from benchforge.synthesis.dataset import validate_step, write_record
 from benchforge.synthesis.engine import generate_dataset
+from benchforge.synthesis.engine.preflight import check_generates
 from benchforge.synthesis.spec import load_domain
+from benchforge.synthesis.spec.loader import domain_spec_path
 from benchforge.synthesis.validation import ValidationReport
 
 Scale = Annotated[float, Field(gt=0, le=1000)]
@@ -69,7 +71,8 @@ def synthesize(
             named ``validate`` would shadow an attribute of Prefect's parameter model).
     """
     logger = get_run_logger()
-    load_domain(domain)  # a malformed spec fails here, before anything is written
+    # A malformed spec, or one that would not generate, fails here, before anything is written.
+    check_generates(load_domain(domain), str(domain_spec_path(domain)))
     target = prepare_target(out or default_dataset_location(domain, scale, seed))
     try:
         rows = generate_task(domain, scale, seed, target)

@@ -322,22 +322,34 @@ def _date_steps(
     name = col.name
     steps: list[Step] = []
     ref = _date_ref_sql(gen.not_before) if gen.not_before else None
-    if ref is None:
-        q = u
-    else:
+    cap = _date_ref_sql(gen.not_after) if gen.not_after else None
+    low_q, high_q = "0.0", "1.0"
+    if ref is not None:
         lo_alias, hi_alias = f"cdflo_{name}", f"cdfhi_{name}"
         ref_day = f"CAST({ref} AS DATE)"
         lo = _cdf_at(lo_alias, ref_day, start, end)
         lo_join = f"LEFT JOIN {cdf} {lo_alias} ON {lo_alias}.day = {ref_day}"
         steps.append(Step({f"_lo_{name}": lo}, lo_join))
+        low_q = f"p._lo_{name}"
         if gen.max_lag_days is not None:
             hi_day = f"(CAST({ref} AS DATE) + {gen.max_lag_days})"
             hi = _cdf_at(hi_alias, hi_day, start, end)
             hi_join = f"LEFT JOIN {cdf} {hi_alias} ON {hi_alias}.day = {hi_day}"
             steps.append(Step({f"_hi_{name}": hi}, hi_join))
-            q = f"(p._lo_{name} + {u} * (p._hi_{name} - p._lo_{name}))"
-        else:
-            q = f"(p._lo_{name} + {u} * (1.0 - p._lo_{name}))"
+            high_q = f"p._hi_{name}"
+    if cap is not None:
+        # The last day the draw may land on: lag_days are added after the draw.
+        cap_alias = f"cdfcap_{name}"
+        cap_day = f"(CAST({cap} AS DATE) - {gen.lag_days})"
+        cap_q = _cdf_through(cap_alias, cap_day, start, end)
+        cap_join = f"LEFT JOIN {cdf} {cap_alias} ON {cap_alias}.day = {cap_day}"
+        steps.append(Step({f"_cap_{name}": cap_q}, cap_join))
+        high_q = f"p._cap_{name}" if high_q == "1.0" else f"least({high_q}, p._cap_{name})"
+        q = f"({low_q} + {u} * greatest({high_q} - {low_q}, 0.0))"
+    elif ref is None:
+        q = u
+    else:  # the original not_before forms: values unchanged for existing specs
+        q = f"({low_q} + {u} * ({high_q} - {low_q}))"
     bin_alias = f"bin_{name}"
     bin_expr = f"least(CAST(floor({q} * {BINS}) AS BIGINT), {BINS - 1})"
     steps.append(
@@ -362,8 +374,28 @@ def _date_steps(
     if ref is not None and gen.max_lag_days is not None:
         bound = f"(CAST({ref} AS TIMESTAMP) + INTERVAL {gen.max_lag_days + gen.lag_days + 1} DAY)"
         value = f"least({value}, {bound})" if col.type == "timestamp" else value
+    if cap is not None:
+        value = _capped(value, cap, ref, gen.lag_days, col.type, streams)
     steps.append(Step({name: value}))
     return steps
+
+
+def _capped(
+    value: str, cap: str, ref: str | None, lag_days: int, col_type: str, streams: Streams
+) -> str:
+    """``value`` held on or before the ``not_after`` reference for every row. The draw already
+    ends on the reference's day; a timestamp drawn later in that day than the reference is
+    spread over the part of the day before it (after ``not_before``), not piled on it."""
+    if col_type != "timestamp":
+        return f"least({value}, CAST({cap} AS DATE))"
+    cap_ts = f"CAST({cap} AS TIMESTAMP)"
+    floor_ts = f"date_trunc('day', {cap_ts})"
+    if ref is not None:
+        lagged = f"CAST({ref} AS TIMESTAMP) + INTERVAL {lag_days} DAY"
+        floor_ts = f"greatest({floor_ts}, {lagged})"
+    span = f"greatest(epoch_us({cap_ts}) - epoch_us({floor_ts}), 0)"
+    spread = f"({floor_ts} + to_microseconds(CAST(floor({streams.u('cap')} * {span}) AS BIGINT)))"
+    return f"least(CASE WHEN {value} > {cap_ts} THEN {spread} ELSE {value} END, {cap_ts})"
 
 
 def _cdf_at(alias: str, day_sql: str, start: date, end: date) -> str:
@@ -371,6 +403,15 @@ def _cdf_at(alias: str, day_sql: str, start: date, end: date) -> str:
         f"(CASE WHEN {day_sql} IS NULL THEN 0.0 "
         f"WHEN {day_sql} < DATE '{start.isoformat()}' THEN 0.0 "
         f"WHEN {day_sql} > DATE '{end.isoformat()}' THEN 1.0 ELSE {alias}.cdf_lo END)"
+    )
+
+
+def _cdf_through(alias: str, day_sql: str, start: date, end: date) -> str:
+    """The calendar's cumulative weight up to and including ``day_sql`` (1.0 when NULL)."""
+    return (
+        f"(CASE WHEN {day_sql} IS NULL THEN 1.0 "
+        f"WHEN {day_sql} < DATE '{start.isoformat()}' THEN 0.0 "
+        f"WHEN {day_sql} > DATE '{end.isoformat()}' THEN 1.0 ELSE {alias}.cdf_hi END)"
     )
 
 

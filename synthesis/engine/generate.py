@@ -18,6 +18,7 @@ from benchforge.core.progress import DatasetEvent, RowsGenerated, TableExported
 from benchforge.synthesis.engine.calendars import register_calendar
 from benchforge.synthesis.engine.columns import BuildContext
 from benchforge.synthesis.engine.pools import register_pool
+from benchforge.synthesis.engine.preflight import sql_problems
 from benchforge.synthesis.engine.sql import quote
 from benchforge.synthesis.engine.stress import MANIFEST_COLUMNS, stress_plan
 from benchforge.synthesis.engine.tables import (
@@ -203,8 +204,10 @@ def _generate_tables(
             calendars[key] = register_calendar(con, label, spec.calendars[name], start, end)
         return calendars[key]
 
+    today = spec.faker_today()
+
     def pool(gen: FakerGen, _table: str, _column: str) -> str:
-        return register_pool(con, gen)
+        return register_pool(con, gen, today)
 
     ctx = BuildContext(spec, seed, scale, pool, calendar)
     estimates = estimated_rows(spec, scale)
@@ -227,7 +230,10 @@ def _generate_tables(
             )
         except duckdb.Error as err:
             first = str(err).strip().splitlines()[0]
-            raise GenerationError(f"table '{table.name}' could not be generated: {first}") from err
+            where = "".join(f"\n  {path}: {msg}" for path, msg in sql_problems(spec))
+            raise GenerationError(
+                f"table '{table.name}' could not be generated: {first}{where}"
+            ) from err
         ctx.parent_rows[table.name] = rows
     return dict(ctx.parent_rows)
 

@@ -81,10 +81,14 @@ def _apply(spec: DomainSpec, table: Table, s: Stressor, interval: str, seed: int
             f"'shifted ' || CAST({offset} AS VARCHAR) || 'h to local time'",
         )
     if isinstance(s, KeyDrift):
+        # Half the touched keys are lower-cased, the rest (and every key that has no upper-case
+        # letter, which lower() would not change) get a trailing space: every touched key
+        # changes, whatever the key format.
         style = Streams(seed, table.name, s.column).u("_drift_style")
-        drifted = f"CASE WHEN {style} < 0.5 THEN {x} || ' ' ELSE lower({x}) END"
-        detail = f"CASE WHEN {style} < 0.5 THEN 'trailing space' ELSE 'lower-cased' END"
-        return _Applied(f"{x} IS NOT NULL AND {x} <> lower({x}) AND {interval}", drifted, detail)
+        pad = f"({style} < 0.5 OR {x} = lower({x}))"
+        drifted = f"CASE WHEN {pad} THEN {x} || ' ' ELSE lower({x}) END"
+        detail = f"CASE WHEN {pad} THEN 'trailing space' ELSE 'lower-cased' END"
+        return _Applied(f"{x} IS NOT NULL AND {interval}", drifted, detail)
     raise TypeError(f"unhandled stressor {s.kind}")
 
 

@@ -9,8 +9,9 @@ suite ask instead of switching on its type (see ``GeneratorModel``): the columns
 (``inputs``), the spec problems it has (``problems``), the numeric range of its values
 (``bounds``), their mean and spread (``mean_and_spread``), median (``median``), share of true
 (``true_share``), finite value set and shares (``value_set``, ``possible_values``), dates
-(``date_range``, ``date_order``), the value it copies (``copies``) and whether it can yield NULL
-(``may_be_null``). A new generator is one model here plus, if it makes SQL, one compile function.
+(``date_range``, ``date_order``, ``date_ceiling``), the value it copies (``copies``) and whether
+it can yield NULL (``may_be_null``). A new generator is one model here plus, if it makes SQL, one
+compile function.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from datetime import date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from benchforge.synthesis.spec.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from benchforge.synthesis.spec.models import Column, DomainSpec, Table
@@ -55,9 +58,9 @@ class MeanSpread(NamedTuple):
 
 
 class DateRange(NamedTuple):
-    """First and last datetime of a date generator's values; ``high`` None = unbounded."""
+    """First and last datetime of a date generator's values; None = unbounded on that side."""
 
-    low: datetime
+    low: datetime | None
     high: datetime | None
 
 
@@ -195,6 +198,10 @@ class GeneratorModel(_Strict):
     def date_order(self) -> DateOrder | None:
         return None
 
+    def date_ceiling(self) -> str | None:
+        """The reference (``col`` or ``fk_col.parent_col``) the date is on or before."""
+        return None
+
     def copies(self, spec: DomainSpec, table: Table) -> ParentCopy | LookupCopy | None:
         """Where the value is copied from, when it is."""
         return None
@@ -244,9 +251,13 @@ class FakerGen(GeneratorModel):
 
         errs: list[str] = []
         if self.locale_from and self.locale_from not in table.column_map:
-            errs.append(f"locale_from column '{self.locale_from}' is not a column")
-        if not callable(getattr(Faker(self.locale), self.provider, None)):
-            errs.append(f"unknown Faker provider '{self.provider}'")
+            hint = did_you_mean(self.locale_from, table.column_map)
+            errs.append(f"locale_from column '{self.locale_from}' is not a column{hint}")
+        fake = Faker(self.locale)
+        if not callable(getattr(fake, self.provider, None)):
+            providers = [n for n in dir(fake.factories[0]) if not n.startswith("_")]
+            hint = did_you_mean(self.provider, providers)
+            errs.append(f"unknown Faker provider '{self.provider}'{hint}")
         return errs
 
     def may_be_null(self, spec: DomainSpec, table: Table, nullable: Nullable) -> bool:
@@ -390,7 +401,9 @@ class LookupKeyGen(GeneratorModel):
     sequential: bool = False
 
     def problems(self, spec: DomainSpec, table: Table, column: Column) -> list[str]:
-        return [] if self.lookup in spec.lookups else [f"unknown lookup '{self.lookup}'"]
+        if self.lookup in spec.lookups:
+            return []
+        return [f"unknown lookup '{self.lookup}'{did_you_mean(self.lookup, spec.lookups)}"]
 
     def value_set(self, spec: DomainSpec) -> ValueSet:
         lookup = spec.lookups[self.lookup]
@@ -419,12 +432,14 @@ class LookupGen(GeneratorModel):
     def problems(self, spec: DomainSpec, table: Table, column: Column) -> list[str]:
         lookup = spec.lookups.get(self.lookup)
         if lookup is None:
-            return [f"unknown lookup '{self.lookup}'"]
+            return [f"unknown lookup '{self.lookup}'{did_you_mean(self.lookup, spec.lookups)}"]
         errs: list[str] = []
         if self.value not in lookup.columns:
-            errs.append(f"lookup '{self.lookup}' has no column '{self.value}'")
+            hint = did_you_mean(self.value, lookup.columns)
+            errs.append(f"lookup '{self.lookup}' has no column '{self.value}'{hint}")
         if self.via not in table.column_map:
-            errs.append(f"via column '{self.via}' is not a column of {table.name}")
+            hint = did_you_mean(self.via, table.column_map)
+            errs.append(f"via column '{self.via}' is not a column of {table.name}{hint}")
         return errs
 
     def possible_values(self, spec: DomainSpec) -> set[str]:
@@ -460,7 +475,8 @@ class ForeignKeyGen(GeneratorModel):
 
     def problems(self, spec: DomainSpec, table: Table, column: Column) -> list[str]:
         if self.table not in spec.table_map:
-            return [f"foreign key to unknown table '{self.table}'"]
+            hint = did_you_mean(self.table, spec.table_map)
+            return [f"foreign key to unknown table '{self.table}'{hint}"]
         if self.table == table.name:
             return ["self-referencing foreign keys are not supported"]
         return []
@@ -493,13 +509,17 @@ class ParentGen(GeneratorModel):
         if table.scd and self.copies_entity(table):
             entity = spec.table_map.get(table.scd.entity)
             if entity is not None and self.column not in entity.column_map:
-                return [f"'{self.column}' is not a column of {entity.name}"]
+                hint = did_you_mean(self.column, entity.column_map)
+                return [f"'{self.column}' is not a column of {entity.name}{hint}"]
             return []
         fk = table.foreign_keys().get(self.fk)
         if fk is None:
-            return [f"'{self.fk}' is not a foreign key column of {table.name}"]
-        if self.column not in spec.table_map.get(fk.table, table).column_map:
-            return [f"'{self.column}' is not a column of {fk.table}"]
+            hint = did_you_mean(self.fk, table.foreign_keys())
+            return [f"'{self.fk}' is not a foreign key column of {table.name}{hint}"]
+        source = spec.table_map.get(fk.table, table)
+        if self.column not in source.column_map:
+            hint = did_you_mean(self.column, source.column_map)
+            return [f"'{self.column}' is not a column of {fk.table}{hint}"]
         return []
 
     def copies(self, spec: DomainSpec, table: Table) -> ParentCopy:
@@ -516,6 +536,10 @@ class DateGen(GeneratorModel):
     ``not_before`` = ``col`` or ``fk_col.parent_col``: the draw is conditioned on being on or after
     that date (facts dated after their dimensions exist), keeping the calendar's shape.
     ``max_lag_days`` bounds how far after ``not_before`` the date may fall.
+    ``not_after`` (same forms) is the upper bound: the draw is conditioned on being on or before
+    that date (an appointment booked before its slot starts); on the reference's own day a
+    timestamp falls before the reference's time. The bound holds for every row, ``lag_days``
+    included; when the two references contradict each other, ``not_after`` wins.
     """
 
     kind: Literal["date"]
@@ -525,37 +549,59 @@ class DateGen(GeneratorModel):
     not_before: str | None = None
     max_lag_days: int | None = Field(default=None, ge=0)
     lag_days: int = Field(default=0, ge=0)
+    not_after: str | None = Field(
+        default=None, description="Upper bound: 'column' or 'fk_column.parent_column'."
+    )
+
+    def _references(self) -> list[str]:
+        return [r for r in (self.not_before, self.not_after) if r]
 
     def inputs(self, columns: set[str]) -> set[str]:
-        return {self.not_before.split(".")[0]} if self.not_before else set()
+        return {ref.split(".")[0] for ref in self._references()}
 
     def parent_columns(self, fk: str) -> set[str]:
-        if self.not_before and self.not_before.startswith(fk + "."):
-            return {self.not_before.split(".", 1)[1]}
-        return set()
+        return {ref.split(".", 1)[1] for ref in self._references() if ref.startswith(fk + ".")}
 
     def problems(self, spec: DomainSpec, table: Table, column: Column) -> list[str]:
         errs: list[str] = []
         if self.calendar not in spec.calendars:
-            errs.append(f"unknown calendar '{self.calendar}'")
+            hint = did_you_mean(self.calendar, spec.calendars)
+            errs.append(f"unknown calendar '{self.calendar}'{hint}")
         if column.type not in ("date", "timestamp"):
             errs.append(f"date generator on a column of type {column.type}")
-        if self.not_before:
-            errs += self._reference_problems(spec, table, self.not_before)
+        for field, ref in (("not_before", self.not_before), ("not_after", self.not_after)):
+            if ref:
+                errs += self._reference_problems(spec, table, column, field, ref)
         return errs
 
     @staticmethod
-    def _reference_problems(spec: DomainSpec, table: Table, ref: str) -> list[str]:
+    def _reference_problems(
+        spec: DomainSpec, table: Table, column: Column, field: str, ref: str
+    ) -> list[str]:
         parts = ref.split(".")
         cols = table.column_map
         if len(parts) == 1:
-            return [] if ref in cols else [f"not_before column '{ref}' is not a column"]
-        fk = table.foreign_keys().get(parts[0])
-        if len(parts) != 2 or fk is None:
-            return [f"not_before '{ref}': expected 'column' or 'fk_column.parent_column'"]
-        parent = spec.table_map.get(fk.table)
-        if parent is not None and parts[1] not in parent.column_map:
-            return [f"not_before '{ref}': '{parts[1]}' is not a column of {parent.name}"]
+            if ref == column.name:
+                return [f"{field} cannot reference the column itself"]
+            if ref not in cols:
+                return [f"{field} column '{ref}' is not a column{did_you_mean(ref, cols)}"]
+            target = cols[ref]
+            where = ref
+        else:
+            fk = table.foreign_keys().get(parts[0])
+            if len(parts) != 2 or fk is None:
+                hint = did_you_mean(parts[0], table.foreign_keys()) if len(parts) == 2 else ""
+                return [f"{field} '{ref}': expected 'column' or 'fk_column.parent_column'{hint}"]
+            parent = spec.table_map.get(fk.table)
+            if parent is None:
+                return []  # the foreign key itself reports the unknown table
+            if parts[1] not in parent.column_map:
+                hint = did_you_mean(parts[1], parent.column_map)
+                return [f"{field} '{ref}': '{parts[1]}' is not a column of {parent.name}{hint}"]
+            target = parent.column_map[parts[1]]
+            where = f"{parent.name}.{parts[1]}"
+        if target.type not in ("date", "timestamp"):
+            return [f"{field} '{ref}': {where} is {target.type}, not a date or timestamp"]
         return []
 
     def span(self, spec: DomainSpec) -> tuple[date, date]:
@@ -565,7 +611,8 @@ class DateGen(GeneratorModel):
 
     def date_range(self, spec: DomainSpec, timestamp: bool) -> DateRange:
         start, end = self.span(spec)
-        low = datetime.combine(start, time.min)
+        # A not_after reference before the calendar's start pulls the date below it.
+        low = None if self.not_after else datetime.combine(start, time.min)
         if self.not_before:
             return DateRange(low, None)  # the reference may lie after the calendar's end
         high = datetime.combine(end + timedelta(days=self.lag_days), time.min)
@@ -581,8 +628,11 @@ class DateGen(GeneratorModel):
             late = self.max_lag_days + self.lag_days + 1
         return DateOrder(self.not_before, self.max_lag_days, late)
 
+    def date_ceiling(self) -> str | None:
+        return self.not_after
+
     def may_be_null(self, spec: DomainSpec, table: Table, nullable: Nullable) -> bool:
-        """NULL when the ``not_before`` reference is."""
+        """NULL when the ``not_before`` reference is (a NULL ``not_after`` leaves it unbounded)."""
         if not self.not_before:
             return False
         ref = self.not_before.split(".")
@@ -653,7 +703,8 @@ class ConditionalGen(GeneratorModel):
 
     def problems(self, spec: DomainSpec, table: Table, column: Column) -> list[str]:
         if self.on not in table.column_map:
-            return [f"'on' column '{self.on}' is not a column of {table.name}"]
+            hint = did_you_mean(self.on, table.column_map)
+            return [f"'on' column '{self.on}' is not a column of {table.name}{hint}"]
         return []
 
     def may_be_null(self, spec: DomainSpec, table: Table, nullable: Nullable) -> bool:

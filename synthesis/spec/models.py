@@ -23,12 +23,12 @@ from benchforge.synthesis.spec.stressors import (
     CurrencyConflict,
     DuplicateCurrent,
     KeyDrift,
-    MissingValues,
     Outliers,
     Stressor,
     TimezoneMismatch,
     TypeCoercion,
 )
+from benchforge.synthesis.spec.suggest import did_you_mean
 
 IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
 ColumnType = Literal["varchar", "bigint", "integer", "double", "date", "timestamp", "boolean"]
@@ -180,6 +180,14 @@ class DomainSpec(_Strict):
     domain: str
     version: str = "1"
     description: str = ""
+    reference_date: date | None = Field(
+        default=None,
+        description=(
+            "The 'today' Faker date providers see (date_of_birth, date_between with relative "
+            "arguments such as '-30y'...). Default: the last day of the spec's calendars, so "
+            "generated data never depends on the day it is generated."
+        ),
+    )
     calendars: dict[str, Calendar] = Field(min_length=1)
     lookups: dict[str, Lookup] = Field(default_factory=dict)
     tables: list[Table] = Field(min_length=1)
@@ -188,6 +196,10 @@ class DomainSpec(_Strict):
     @cached_property
     def table_map(self) -> dict[str, Table]:
         return {t.name: t for t in self.tables}
+
+    def faker_today(self) -> date:
+        """The reference date Faker pools are built at (``reference_date`` or calendar end)."""
+        return self.reference_date or max(c.end for c in self.calendars.values())
 
     def parents_of(self, table: Table) -> set[str]:
         parents = {fk.table for fk in table.foreign_keys().values()}
@@ -230,18 +242,39 @@ def generator_dependencies(table: Table, column: Column) -> set[str]:
     return column.generator.inputs(set(table.column_map)) - {column.name}
 
 
+def table_path(table: Table) -> str:
+    """Where a table sits in the spec, by name: ``tables.appointments``."""
+    return f"tables.{table.name}"
+
+
+def column_path(table: Table, column: Column) -> str:
+    """Where a column sits in the spec, by name: ``tables.appointments.columns.booked_at``."""
+    return f"{table_path(table)}.columns.{column.name}"
+
+
+def stressor_label(s: Stressor) -> str:
+    """``key_drift on appointments.patient_id`` (``duplicate_current on doctor_history``)."""
+    target = s.table if isinstance(s, DuplicateCurrent) else f"{s.table}.{s.column}"
+    return f"{s.kind} on {target}"
+
+
+def stressor_path(index: int, s: Stressor) -> str:
+    return f"stressors[{index}] ({stressor_label(s)})"
+
+
 def _check_references(spec: DomainSpec) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     tables = spec.table_map
     if len(tables) != len(spec.tables):
         problems.append(("tables", "duplicate table names"))
-    for ti, table in enumerate(spec.tables):
-        base = f"tables[{ti}]"
+    for table in spec.tables:
+        base = table_path(table)
         cols = table.column_map
         if len(cols) != len(table.columns):
             problems.append((f"{base}.columns", "duplicate column names"))
         if table.primary_key not in cols:
-            problems.append((f"{base}.primary_key", f"'{table.primary_key}' is not a column"))
+            hint = did_you_mean(table.primary_key, cols)
+            problems.append((f"{base}.primary_key", f"'{table.primary_key}' is not a column{hint}"))
         if not table.scd and not table.derived_sql and table.rows < 1:
             problems.append((f"{base}.rows", "must be >= 1"))
         derived_cols = [c.name for c in table.columns if isinstance(c.generator, DerivedGen)]
@@ -252,24 +285,12 @@ def _check_references(spec: DomainSpec) -> list[tuple[str, str]]:
         if table.derived_sql and table.scd:
             problems.append((f"{base}.scd", "a table is either derived or SCD"))
         if table.scd:
-            scd = table.scd
-            if scd.entity not in tables:
-                problems.append((f"{base}.scd.entity", f"unknown table '{scd.entity}'"))
-            elif scd.start_from not in tables[scd.entity].column_map:
-                problems.append(
-                    (
-                        f"{base}.scd.start_from",
-                        f"'{scd.start_from}' is not a column of {scd.entity}",
-                    )
-                )
-            for reserved in (scd.entity_key, "valid_from", "valid_to", "is_current"):
-                if reserved in cols:
-                    problems.append((f"{base}.columns", f"'{reserved}' is added by the engine"))
-        for ci, col in enumerate(table.columns):
-            path = f"{base}.columns[{ci}].generator"
-            problems += [(path, m) for m in col.generator.problems(spec, table, col)]
+            problems += _check_scd(spec, table)
+        for col in table.columns:
+            path = column_path(table, col)
+            problems += [(f"{path}.generator", m) for m in col.generator.problems(spec, table, col)]
             if col.min is not None and col.max is not None and col.min > col.max:
-                problems.append((f"{base}.columns[{ci}].min", "min is greater than max"))
+                problems.append((f"{path}.min", "min is greater than max"))
         cycle = _column_cycle(table)
         if cycle:
             problems.append((f"{base}.columns", "column dependency cycle: " + " -> ".join(cycle)))
@@ -277,8 +298,28 @@ def _check_references(spec: DomainSpec) -> list[tuple[str, str]]:
     if cycle:
         problems.append(("tables", "foreign key cycle: " + " -> ".join(cycle)))
     for si, stressor in enumerate(spec.stressors):
-        problems += [(f"stressors[{si}]{p}", m) for p, m in _check_stressor(spec, stressor)]
+        where = stressor_path(si, stressor)
+        problems += [(f"{where}{p}", m) for p, m in _check_stressor(spec, stressor)]
     problems += _check_stressor_budget(spec)
+    return problems
+
+
+def _check_scd(spec: DomainSpec, table: Table) -> list[tuple[str, str]]:
+    assert table.scd is not None
+    scd, base = table.scd, table_path(table)
+    problems: list[tuple[str, str]] = []
+    entity = spec.table_map.get(scd.entity)
+    if entity is None:
+        hint = did_you_mean(scd.entity, spec.table_map)
+        problems.append((f"{base}.scd.entity", f"unknown table '{scd.entity}'{hint}"))
+    elif scd.start_from not in entity.column_map:
+        hint = did_you_mean(scd.start_from, entity.column_map)
+        problems.append(
+            (f"{base}.scd.start_from", f"'{scd.start_from}' is not a column of {scd.entity}{hint}")
+        )
+    for reserved in (scd.entity_key, "valid_from", "valid_to", "is_current"):
+        if reserved in table.column_map:
+            problems.append((f"{base}.columns", f"'{reserved}' is added by the engine"))
     return problems
 
 
@@ -319,39 +360,99 @@ def _find_cycle(deps: dict[str, set[str]]) -> list[str] | None:
 
 
 def _check_stressor(spec: DomainSpec, s: Stressor) -> list[tuple[str, str]]:
+    """What makes a stressor unable to apply: unknown targets, a column type it cannot change,
+    or values it would never change (a silent no-op is an error, not a zero in the manifest)."""
     table = spec.table_map.get(s.table)
     if table is None:
-        return [(".table", f"unknown table '{s.table}'")]
+        return [(".table", f"unknown table '{s.table}'{did_you_mean(s.table, spec.table_map)}")]
     if isinstance(s, DuplicateCurrent):
-        return [] if table.scd else [(".table", f"'{s.table}' is not an SCD history table")]
+        if not table.scd:
+            return [(".table", f"'{s.table}' is not an SCD history table")]
+        if table.scd.versions.max < 2:
+            return [
+                (
+                    ".table",
+                    f"'{s.table}' has at most one version per entity (scd.versions.max = 1): "
+                    "no previous version can stay current",
+                )
+            ]
+        return []
     column = table.column_map.get(s.column)
     if column is None:
-        return [(".column", f"'{s.column}' is not a column of {s.table}")]
+        hint = did_you_mean(s.column, table.column_map)
+        return [(".column", f"'{s.column}' is not a column of {s.table}{hint}")]
     if s.column == table.primary_key:
         return [(".column", "stressors cannot touch the primary key")]
     if isinstance(s, Outliers | TypeCoercion) and column.type not in NUMERIC_TYPES:
         return [(".column", f"{s.kind} needs a numeric column, '{s.column}' is {column.type}")]
+    if isinstance(s, Outliers) and _always_zero(spec, column):
+        return [(".column", f"'{s.column}' is always 0: outliers only multiply non-zero values")]
+    if isinstance(s, CurrencyConflict) and column.type != "varchar":
+        return [(".column", f"currency codes need a varchar column, '{s.column}' is {column.type}")]
     if isinstance(s, TimezoneMismatch):
-        if column.type != "timestamp":
-            return [(".column", f"'{s.column}' is not a timestamp column")]
-        lookup = spec.lookups.get(s.offset_lookup)
-        if lookup is None:
-            return [(".offset_lookup", f"unknown lookup '{s.offset_lookup}'")]
-        if s.offset_value not in lookup.columns:
-            return [(".offset_value", f"lookup has no column '{s.offset_value}'")]
-        if s.offset_via not in table.column_map:
-            return [(".offset_via", f"'{s.offset_via}' is not a column of {s.table}")]
+        return _check_timezone(spec, table, s)
     if isinstance(s, KeyDrift):
         gen = column.generator
         if not isinstance(gen, ForeignKeyGen):
             return [(".column", "key_drift applies to foreign key columns")]
         parent = spec.table_map.get(gen.table)
         parent_pk = parent.column_map.get(parent.primary_key) if parent else None
-        if parent_pk is not None and parent_pk.type != "varchar":
+        if column.type != "varchar" or (parent_pk is not None and parent_pk.type != "varchar"):
             return [(".column", f"key_drift needs a text key; {gen.table}'s key is not varchar")]
-    if isinstance(s, CurrencyConflict | MissingValues) and column.type == "boolean":
-        return []
     return []
+
+
+def _always_zero(spec: DomainSpec, column: Column) -> bool:
+    gen = column.generator
+    bounds = gen.bounds()
+    if bounds is not None and bounds.low == 0 and bounds.high == 0:
+        return True
+    values = gen.possible_values(spec)
+    if not values:
+        return False
+    try:
+        return all(float(v) == 0 for v in values)
+    except ValueError:
+        return False
+
+
+def _check_timezone(spec: DomainSpec, table: Table, s: TimezoneMismatch) -> list[tuple[str, str]]:
+    column = table.column_map[s.column]
+    if column.type != "timestamp":
+        return [(".column", f"'{s.column}' is {column.type}, not a timestamp column")]
+    lookup = spec.lookups.get(s.offset_lookup)
+    if lookup is None:
+        hint = did_you_mean(s.offset_lookup, spec.lookups)
+        return [(".offset_lookup", f"unknown lookup '{s.offset_lookup}'{hint}")]
+    if s.offset_value not in lookup.columns:
+        hint = did_you_mean(s.offset_value, lookup.columns)
+        return [(".offset_value", f"lookup has no column '{s.offset_value}'{hint}")]
+    via = table.column_map.get(s.offset_via)
+    if via is None:
+        hint = did_you_mean(s.offset_via, table.column_map)
+        return [(".offset_via", f"'{s.offset_via}' is not a column of {s.table}{hint}")]
+    offsets = dict(
+        zip(lookup.values(lookup.columns[0]), lookup.values(s.offset_value), strict=True)
+    )
+    reachable = via.generator.possible_values(spec)
+    if reachable is not None:
+        offsets = {k: v for k, v in offsets.items() if str(k) in reachable}
+    if not any(_non_zero(v) for v in offsets.values()):
+        return [
+            (
+                ".offset_lookup",
+                f"every offset in {s.offset_lookup}.{s.offset_value} that {s.offset_via} can "
+                "take is zero (or missing): no row can be shifted",
+            )
+        ]
+    return []
+
+
+def _non_zero(value: Any) -> bool:
+    try:
+        return value is not None and float(value) != 0
+    except (TypeError, ValueError):
+        return False
 
 
 def _check_stressor_budget(spec: DomainSpec) -> list[tuple[str, str]]:

@@ -49,7 +49,7 @@ def test_unknown_generator_names_the_field(tmp_path: Path) -> None:
     data = mini()
     table(data, "contacts")["columns"][2]["generator"] = {"kind": "gaussian_blob"}
     found = problems(tmp_path, data)
-    assert found[0][0] == "tables[2].columns[2].generator"
+    assert found[0][0] == "tables.contacts.columns.first_name.generator"
     assert "gaussian_blob" in found[0][1]
 
 
@@ -57,15 +57,16 @@ def test_unknown_field_is_rejected(tmp_path: Path) -> None:
     data = mini()
     table(data, "users")["columns"][0]["generator"]["stride"] = 3
     paths = [p for p, _ in problems(tmp_path, data)]
-    assert "tables[0].columns[0].generator.stride" in paths
+    assert "tables.users.columns.user_id.generator.stride" in paths
 
 
 def test_foreign_key_to_missing_table(tmp_path: Path) -> None:
     data = mini()
     table(data, "contacts")["columns"][1]["generator"]["table"] = "companies"
-    assert ("tables[2].columns[1].generator", "foreign key to unknown table 'companies'") in (
-        problems(tmp_path, data)
-    )
+    assert (
+        "tables.contacts.columns.account_id.generator",
+        "foreign key to unknown table 'companies'",
+    ) in problems(tmp_path, data)
 
 
 def test_foreign_key_cycle(tmp_path: Path) -> None:
@@ -90,7 +91,8 @@ def test_column_cycle(tmp_path: Path) -> None:
 def test_bad_stressor_rate(tmp_path: Path, rate: object) -> None:
     data = mini()
     data["stressors"][0]["rate"] = rate
-    assert any(p == "stressors[0].rate" for p, _ in problems(tmp_path, data))
+    where = "stressors[0] (missing_values on contacts.last_name).rate"
+    assert any(p == where for p, _ in problems(tmp_path, data))
 
 
 def test_stressor_on_unknown_column_and_budget(tmp_path: Path) -> None:
@@ -100,7 +102,10 @@ def test_stressor_on_unknown_column_and_budget(tmp_path: Path) -> None:
         {"kind": "outliers", "table": "opportunities", "column": "amount", "rate": 0.49}
     )
     found = problems(tmp_path, data)
-    assert ("stressors[0].column", "'nickname' is not a column of contacts") in found
+    assert (
+        "stressors[0] (missing_values on contacts.nickname).column",
+        "'nickname' is not a column of contacts",
+    ) in found
     assert any(p == "stressors" and "add up to" in m for p, m in found)
 
 

@@ -1,5 +1,6 @@
-"""Date checks: a date generator's values lie in its calendar's range, and on or after their
-``not_before`` reference (within ``max_lag_days`` of it)."""
+"""Date checks: a date generator's values lie in its calendar's range, on or after their
+``not_before`` reference (within ``max_lag_days`` of it) and on or before their ``not_after``
+reference."""
 
 from __future__ import annotations
 
@@ -20,24 +21,33 @@ def date_checks(
     dates: DateRange,
     order: DateOrder | None,
     gen_cond: Callable[[], Condition | None],
+    ceiling: str | None = None,
 ) -> None:
-    """Calendar range, and ``not_before`` / ``max_lag_days`` against the reference date."""
+    """Calendar range, ``not_before`` / ``max_lag_days`` and ``not_after`` against the
+    reference dates."""
     c, t = column.name, b.name
     low, high = dates
-    # pandas reads DATE columns as datetime64 too: compare with datetimes.
-    b.row(
-        "generator_date_range",
-        c,
-        gxe.ExpectColumnValuesToBeBetween,
-        f"{t}.{c} is {range_text(low, high)} (its calendar) on untouched rows",
-        range_text(low, high),
-        gen_cond(),
-        column=c,
-        min_value=low,
-        max_value=high,
-    )
-    if order is None:
-        return
+    if low is not None or high is not None:
+        # pandas reads DATE columns as datetime64 too: compare with datetimes.
+        b.row(
+            "generator_date_range",
+            c,
+            gxe.ExpectColumnValuesToBeBetween,
+            f"{t}.{c} is {range_text(low, high)} (its calendar) on untouched rows",
+            range_text(low, high),
+            gen_cond(),
+            column=c,
+            min_value=low,
+            max_value=high,
+        )
+    if order is not None:
+        _not_before_check(b, column, order)
+    if ceiling is not None:
+        _not_after_check(b, column, ceiling)
+
+
+def _not_before_check(b: PlanBuilder, column: Column, order: DateOrder) -> None:
+    c, t = column.name, b.name
     ref_sql, ref_clean, ref_text = reference(b, order.reference)
     cast = "DATE" if column.type == "date" else "TIMESTAMP"
     ref = f"CAST({ref_sql} AS {cast})"
@@ -62,8 +72,30 @@ def date_checks(
     )
 
 
+def _not_after_check(b: PlanBuilder, column: Column, ceiling: str) -> None:
+    c, t = column.name, b.name
+    ref_sql, ref_clean, ref_text = reference(b, ceiling)
+    cast = "DATE" if column.type == "date" else "TIMESTAMP"
+    ref = f"CAST({ref_sql} AS {cast})"
+    checked = and_(b.generated(c), ref_clean, f"{ref} IS NOT NULL")
+    wrong = b.helper(
+        f"ceiling__{c}",
+        f"CASE WHEN {checked} AND {b.col(c)} > {ref} THEN "
+        f"CAST({b.col(c)} AS VARCHAR) || ' vs ' || CAST({ref} AS VARCHAR) END",
+    )
+    b.row(
+        "date_not_after",
+        c,
+        gxe.ExpectColumnValuesToBeNull,
+        f"{t}.{c} is on or before {ref_text} on untouched rows",
+        f"<= {ref_text}",
+        b.flag(f"ceilingok__{c}", checked),
+        column=wrong,
+    )
+
+
 def reference(b: PlanBuilder, ref: str) -> tuple[str, str | None, str]:
-    """SQL, cleanliness condition and text of a ``not_before`` reference."""
+    """SQL, cleanliness condition and text of a ``not_before`` / ``not_after`` reference."""
     parts = ref.split(".")
     if len(parts) == 1:
         return b.col(ref), b.clean(ref), ref

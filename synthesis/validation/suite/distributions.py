@@ -81,7 +81,7 @@ def generator_checks(b: PlanBuilder, column: Column) -> None:
         mean_check(b, column, present, *moments)
     dates = gen.date_range(b.spec, column.type == "timestamp")
     if dates is not None and vtype in ("DATE", "TIMESTAMP"):
-        date_checks(b, column, dates, gen.date_order(), gen_cond)
+        date_checks(b, column, dates, gen.date_order(), gen_cond, gen.date_ceiling())
 
 
 def mean_check(

@@ -78,7 +78,7 @@ def stressor_checks(b: PlanBuilder, c: str, s: Stressor) -> None:
             label=s.kind,
             column=orphan,
         )
-        eligible = f"{col} IS NOT NULL AND {col} <> lower({col})"
+        eligible = f"{col} IS NOT NULL"
     elif isinstance(s, Outliers):
         eligible = f"{col} IS NOT NULL AND {col} <> 0"
     elif isinstance(s, CurrencyConflict):

@@ -1,0 +1,239 @@
+"""Importing a dataset end to end: resolve -> load -> export -> profile -> validate -> record ->
+publish atomically, the same steps and layout as a synthesized dataset
+(:mod:`benchforge.synthesis.dataset`), so every consumer of datasets takes an imported one.
+
+A dataset folder (or ``s3://`` prefix) holds ``warehouse.duckdb`` (every table in schema
+``raw``), ``parquet/<table>.parquet``, ``manifest.json`` (:class:`ImportManifest`: rows,
+columns and the sha256 of each Parquet file), ``validation/`` (the profile-derived
+expectations, their results and Great Expectations Data Docs) and ``dataset.json``
+(:class:`~benchforge.core.records.DatasetRecord`, origin ``imported``), written last. Every
+step works in a hidden staging folder that :func:`~benchforge.core.publish.publish` moves into
+place (or uploads, record last); a failure anywhere publishes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import duckdb
+from pydantic import BaseModel
+
+from benchforge.core.artifacts import LAYOUT
+from benchforge.core.publish import Target, discard, prepare_target, publish
+from benchforge.core.records import DatasetRecord, ImportStamp
+from benchforge.core.settings import BenchforgeSettings, load_settings
+from benchforge.core.sql import literal, quote
+from benchforge.synthesis.engine import MANIFEST, PARQUET_DIR, WAREHOUSE, TableSummary
+from benchforge.synthesis.importer.profile import ProfileSuite, profile_warehouse
+from benchforge.synthesis.importer.sources import (
+    RAW,
+    DatasetImportError,
+    SourcePlan,
+    load_duckdb,
+    load_files,
+    resolve_source,
+)
+
+if TYPE_CHECKING:
+    from benchforge.synthesis.validation.report import ValidationReport
+
+VALIDATION_DIR = "validation"
+NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+WORK_DB = "_work.duckdb"
+SPILL_DIR = "_spill"
+
+TableLoaded = Callable[[str, int], None]
+
+
+class ImportManifest(BaseModel):
+    """``manifest.json`` of an imported dataset: what was imported, from where, and each table
+    as published (the same table summaries as a synthesized dataset's)."""
+
+    kind: Literal["imported"] = "imported"
+    domain: str
+    source: ImportStamp
+    duckdb_version: str
+    tables: dict[str, TableSummary]
+
+    @property
+    def total_rows(self) -> int:
+        return sum(t.rows for t in self.tables.values())
+
+
+def check_name(name: str) -> str:
+    """A dataset name is its domain and a folder name: a letter, then letters, digits, ``_``
+    and ``-``."""
+    if not NAME.match(name):
+        raise DatasetImportError(
+            f"dataset name {name!r}: use a letter, then letters, digits, '_' or '-'"
+        )
+    return name
+
+
+def default_location(name: str, settings: BenchforgeSettings | None = None) -> str:
+    """``<artifact_root>/datasets-imported/<name>``."""
+    root = (settings or load_settings()).artifact_root.rstrip("/")
+    return f"{root}/{LAYOUT.imported_dataset(check_name(name))}"
+
+
+def stage_import(
+    plan: SourcePlan,
+    staging: Path,
+    name: str,
+    *,
+    memory_limit: str = "1GB",
+    on_table: TableLoaded | None = None,
+) -> ImportManifest:
+    """Loads the plan's tables into ``staging/warehouse.duckdb`` (schema ``raw``), exports
+    ``parquet/`` and writes ``manifest.json``. ``staging`` must be empty or absent."""
+    from benchforge.synthesis.importer.postgres import load_postgres
+
+    staging.mkdir(parents=True, exist_ok=True)
+    if any(staging.iterdir()):
+        raise DatasetImportError(f"{staging} is not empty")
+    report = on_table or (lambda _t, _n: None)
+    work = staging / WORK_DB
+    con = duckdb.connect(str(work))
+    try:
+        con.execute(f"SET memory_limit = {literal(memory_limit)}")
+        con.execute(f"SET temp_directory = {literal(str(staging / SPILL_DIR))}")
+        con.execute("SET preserve_insertion_order = true")
+        con.execute(f"ATTACH {literal(str(staging / WAREHOUSE))} AS wh")
+        con.execute(f"CREATE SCHEMA wh.{RAW}")
+        if plan.kind == "files":
+            load_files(plan, con, "wh", report)
+        elif plan.kind == "duckdb":
+            load_duckdb(plan, con, "wh", report)
+        else:
+            load_postgres(plan, con, "wh", staging / SPILL_DIR / "copy", report)
+        tables = _export(con, staging, [t.name for t in plan.tables])
+        version = con.execute("SELECT version()").fetchone()
+    finally:
+        con.close()
+        work.unlink(missing_ok=True)
+        Path(f"{work}.wal").unlink(missing_ok=True)
+        shutil.rmtree(staging / SPILL_DIR, ignore_errors=True)
+    manifest = ImportManifest(
+        domain=name,
+        source=plan.stamp(),
+        duckdb_version=str(version[0]) if version else "unknown",
+        tables=tables,
+    )
+    (staging / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n")
+    return manifest
+
+
+def _export(
+    con: duckdb.DuckDBPyConnection, staging: Path, names: list[str]
+) -> dict[str, TableSummary]:
+    """``parquet/<table>.parquet`` of every table (zstd, as the synthesizer writes them)."""
+    folder = staging / PARQUET_DIR
+    folder.mkdir()
+    tables: dict[str, TableSummary] = {}
+    for name in names:
+        source = f"wh.{RAW}.{quote(name)}"
+        path = folder / f"{name}.parquet"
+        try:
+            con.execute(f"COPY {source} TO {literal(str(path))} (FORMAT parquet, COMPRESSION zstd)")
+        except duckdb.Error as err:
+            first = str(err).strip().splitlines()[0]
+            raise DatasetImportError(
+                f"table {name} cannot be written as Parquet: {first}"
+            ) from None
+        rows = con.execute(f"SELECT count(*) FROM {source}").fetchone()
+        columns = con.execute(f"SELECT * FROM {source} LIMIT 0").description or []
+        tables[name] = TableSummary(
+            rows=int(rows[0]) if rows else 0,
+            columns=len(columns),
+            parquet_sha256=sha256_file(path),
+            parquet_bytes=path.stat().st_size,
+        )
+    return tables
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_import_manifest(folder: Path) -> ImportManifest:
+    return ImportManifest.model_validate(json.loads((folder / MANIFEST).read_text()))
+
+
+def profile_step(staging: Path, name: str) -> ProfileSuite:
+    """Profiles the staged warehouse: the expectations the data implies."""
+    with duckdb.connect() as con:
+        con.execute(f"ATTACH {literal(str(staging / WAREHOUSE))} AS wh (READ_ONLY)")
+        return profile_warehouse(con, name, "wh", RAW)
+
+
+def validate_step(staging: Path, suite: ProfileSuite) -> ValidationReport:
+    """Runs the suite with Great Expectations; Data Docs, results and the suite land in
+    ``staging/validation``."""
+    from benchforge.synthesis.importer.validate import validate_warehouse
+
+    return validate_warehouse(staging / WAREHOUSE, suite, docs_dir=staging / VALIDATION_DIR)
+
+
+def write_record(target: Target, report: ValidationReport | None) -> DatasetRecord:
+    """Writes ``dataset.json`` into the staging folder: the last file of a dataset."""
+    manifest = read_import_manifest(target.staging)
+    record = DatasetRecord(
+        domain=manifest.domain,
+        origin="imported",
+        seed=None,
+        scale=None,
+        imported=manifest.source,
+        created_at=datetime.now(UTC),
+        location=target.out,
+        total_rows=manifest.total_rows,
+        anomaly_total=0,
+        table_checksums={n: t.parquet_sha256 for n, t in manifest.tables.items()},
+        validation_success=report.success if report else None,
+        validation_expectations=len(report.results) if report else 0,
+    )
+    LAYOUT.dataset_record_file(target.staging).write_text(record.model_dump_json(indent=2) + "\n")
+    return record
+
+
+def import_dataset(
+    source: str,
+    *,
+    name: str,
+    out: str | None = None,
+    db_schema: str | None = None,
+    tables: Iterable[str] | None = None,
+    validate: bool = True,
+    settings: BenchforgeSettings | None = None,
+    on_table: TableLoaded | None = None,
+) -> DatasetRecord:
+    """Imports ``source`` (a folder of CSV / Parquet files, a DuckDB file or a PostgreSQL URL)
+    as the dataset ``name`` at ``out`` (a folder or s3:// prefix; default
+    :func:`default_location`). ``db_schema``: the database schema to import (DuckDB: ``raw``
+    if it exists, else ``main``; PostgreSQL: ``public``); ``tables``: only these."""
+    settings = settings or load_settings()
+    check_name(name)
+    plan = resolve_source(source, db_schema=db_schema, tables=tables)
+    target = prepare_target(out or default_location(name, settings))
+    try:
+        stage_import(plan, target.staging, name, on_table=on_table)
+        report = None
+        if validate:
+            report = validate_step(target.staging, profile_step(target.staging, name))
+            report.raise_for_failures()
+        record = write_record(target, report)
+        publish(target, settings)
+        return record
+    except BaseException:
+        discard(target)
+        raise
