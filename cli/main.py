@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from benchforge.cli import (
     anonymize,
     calibrate,
+    dataset,
     gold,
     mock,
     nightly,
@@ -32,6 +33,7 @@ Stages:
   synth      generate a relationally consistent dataset from a domain spec
              (DuckDB warehouse + Parquet + anomaly manifest + Great Expectations report)
   spec       list, validate and export the JSON Schema of domain specs
+  dataset    import a dataset from CSV / Parquet files, a DuckDB file or PostgreSQL
   anonymize  turn a dataset into a shareable release (keyed pseudonyms, distribution-preserving
              perturbation, scrubbed text) with a fidelity / utility / privacy report
   policy     draft, check and export the JSON Schema of anonymization policies
@@ -59,6 +61,7 @@ openai_api_key); see `benchforge settings`.
 STAGES = (
     synth,
     spec,
+    dataset,
     anonymize,
     rebuild,
     gold,

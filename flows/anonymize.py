@@ -47,8 +47,10 @@ NO_SUITE = "none"
 STAGES = ["transform, Parquet, report", "gold build + task verification", "publish"]
 
 
-def default_release_location(domain: str, scale: float, seed: int) -> str:
+def default_release_location(domain: str, scale: float | None, seed: int | None) -> str:
     root = load_settings().artifact_root.rstrip("/")
+    if scale is None or seed is None:  # an imported dataset: named, not generated
+        return f"{root}/releases/{domain}"
     return f"{root}/releases/{domain}/scale-{scale:g}/seed-{seed}"
 
 

@@ -17,6 +17,7 @@ def test_every_stage_module_adds_its_subcommands() -> None:
     assert list(sub.choices) == [
         "synth",
         "spec",
+        "dataset",
         "anonymize",
         "policy",
         "rebuild",

@@ -5,6 +5,8 @@ One object, :data:`LAYOUT`, owns every key; stages ask it instead of spelling pa
     datasets/<domain>/scale-<s>/seed-<n>/          a dataset (the default location of one)
         dataset.json                               DatasetRecord, written last
     datasets-heldout/<domain>/<digest>/            a held-out dataset (same layout)
+    datasets-imported/<name>/                      an imported dataset (the default location
+                                                   of ``benchforge dataset import``)
     gold/<domain>/<dataset version>/<repo version>/
         build.json                                 GoldBuild, written last
     runs/<run_id>/run.json                         RunSpec
@@ -46,6 +48,7 @@ class ArtifactLayout:
 
     DATASETS: ClassVar[str] = "datasets"
     HELDOUT_DATASETS: ClassVar[str] = "datasets-heldout"
+    IMPORTED_DATASETS: ClassVar[str] = "datasets-imported"
     GOLD: ClassVar[str] = "gold"
     RUNS: ClassVar[str] = "runs"
     HELDOUT_SECRET: ClassVar[str] = "secrets/heldout.key"
@@ -58,6 +61,11 @@ class ArtifactLayout:
     def heldout_dataset(self, domain: str, digest: str) -> str:
         """A held-out dataset's prefix: it names a digest, never the seed."""
         return f"{self.HELDOUT_DATASETS}/{domain}/{digest}"
+
+    def imported_dataset(self, name: str) -> str:
+        """The default location (a prefix) of the dataset imported as ``name``: apart from the
+        synthesized ones, so no name can collide with a domain's scale-<s>/seed-<n> folders."""
+        return f"{self.IMPORTED_DATASETS}/{name}"
 
     def dataset_record(self, prefix: str) -> str:
         """The completion record of the dataset at ``prefix`` (relative to its store)."""

@@ -14,7 +14,14 @@ These are plain pydantic models with no behaviour beyond small derived values, s
 (libraries, harness, flows, CLI) can share them without importing one another.
 """
 
-from benchforge.core.records.datasets import GOLD_DB, DatasetRecord, GoldBuild, ReleaseStamp
+from benchforge.core.records.datasets import (
+    GOLD_DB,
+    DatasetRecord,
+    GoldBuild,
+    ImportStamp,
+    Origin,
+    ReleaseStamp,
+)
 from benchforge.core.records.runs import LlmOptions, RunIdentity, RunSpec
 from benchforge.core.records.scores import (
     JudgedItem,
@@ -31,11 +38,13 @@ __all__ = [
     "AgentLimits",
     "DatasetRecord",
     "GoldBuild",
+    "ImportStamp",
     "JudgeRecord",
     "JudgedItem",
     "LlmOptions",
     "NodeCheck",
     "NodeDetail",
+    "Origin",
     "ReleaseStamp",
     "RunIdentity",
     "RunSpec",
