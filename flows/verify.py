@@ -59,7 +59,7 @@ def verify_one(
     visible_dataset: str | None = None,
     judge: Judge | None = None,
 ) -> TaskVerification:
-    """The task's family's checks (the DE families: the domain's mutation catalogue and the
+    """The task's family's checks (the DE families: their mutation catalogue and the
     reward-hack catalogue, where they apply; judged families: the reference output high, the
     empty one 0, a report with wrong anchor values losing exactly the items citing them)."""
     visible = Path(visible_dataset) if visible_dataset else None
@@ -81,16 +81,18 @@ def verify_tasks(
     judge_model: str | None = None,
 ) -> list[TaskVerification]:
     """Validates every task under ``path``; for executable tasks checks gold = 100/100/100,
-    the do-nothing submission = 0 and every mutation of the domain's catalogue = its predicted
-    score, on the held-out dataset trials are scored on (``heldout``, the default) or on the
-    visible one; with ``hacks``, every entry of the reward-hack catalogue must score 0 on each
-    de_impl task and leave the host untouched. Fails (naming the tasks) if any check does not
-    hold.
+    the do-nothing submission = 0 and every mutation = its predicted score (de_impl: the
+    domain's catalogue ``task_specs/mutations/<domain>.yaml``; de_evol: the task's own
+    ``mutations.yaml``, on the models v2 adds or changes), on the held-out dataset trials are
+    scored on (``heldout``, the default) or on the visible one; with ``hacks``, every entry of
+    the reward-hack catalogue must score 0 on each de_impl task and leave the host untouched.
+    A task whose authored files have problems (a stale contract or base_version, an invalid
+    mutation catalogue) fails too. Fails (naming the tasks) if any check does not hold.
 
     Args:
         path: a task folder, a suite, or a folder of suites (relative to the checkout).
         work: scratch folder (datasets, gold builds); default a temporary one.
-        mutations: check every mutation of the domain's catalogue scores as predicted.
+        mutations: check every mutation of the task's catalogue scores as predicted.
         heldout: verify on the held-out seed trials are scored on (not for custom datasets).
         hacks: check every reward hack of the catalogue scores 0 and leaves the host intact.
         datasets: domain -> dataset folder or s3:// prefix, as a run was given: tasks of

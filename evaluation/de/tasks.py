@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from benchforge.core.artifacts import LAYOUT
 from benchforge.core.errors import UnsupportedTaskError
 from benchforge.core.sandbox import SandboxBackend
-from benchforge.evaluation.dbt.manifest import load_manifest
+from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers, load_manifest
 from benchforge.evaluation.de.hacks import HackCatalogue, HackCheck, check_catalogue
 from benchforge.evaluation.de.mutations import (
     MutationCatalogue,
@@ -79,7 +79,13 @@ def changed_nodes(v1_folder: Path, v2_folder: Path) -> set[str]:
     """Models that gold v2 adds or whose SQL it edits: the nodes the change request asks the
     agent to write. A ``select *`` mart downstream of an edit changes output without needing
     new code, so it is not scored (the unchanged v1 code already produces the v2 output)."""
-    v1, v2 = load_manifest(v1_folder / "manifest.json"), load_manifest(v2_folder / "manifest.json")
+    return changed_models(
+        load_manifest(v1_folder / "manifest.json"), load_manifest(v2_folder / "manifest.json")
+    )
+
+
+def changed_models(v1: DbtManifest, v2: DbtManifest) -> set[str]:
+    """:func:`changed_nodes` on two manifests (a gold build's, or a parse's)."""
     return {
         name
         for name, node in v2.models.items()
@@ -224,16 +230,28 @@ def check_gold(
         empty=empty_score,
         problems=list(problems or []),
     )
-    if (gold_score.cs, gold_score.cfs, gold_score.sr) != (100.0, 100.0, 100.0):
+    if gold.scored_nodes == []:
+        result.problems.append(
+            "gold v2 adds or changes no model, so nothing is scored: write the gold_v2 overlay"
+        )
+    elif (gold_score.cs, gold_score.cfs, gold_score.sr) != (100.0, 100.0, 100.0):
         result.problems.append(f"gold scores {gold_score} on itself")
     if (empty_score.cs, empty_score.cfs, empty_score.sr) != (0.0, 0.0, 0.0):
         result.problems.append(f"the do-nothing submission scores {empty_score}")
     if catalogue is not None:
-        manifest = load_manifest(gold.gold_folder / "manifest.json")
+        scoring = scoring_of(task)
+        manifest = assign_layers(load_manifest(gold.gold_folder / "manifest.json"), scoring.layers)
+        scored = set(gold.scored_nodes) if gold.scored_nodes is not None else None
         for mutation in catalogue.mutations:
+            if scored is not None and mutation.node not in scored:
+                result.problems.append(
+                    f"mutation {mutation.id}: {mutation.node} is not scored by this task "
+                    f"(scored: {', '.join(sorted(scored)) or 'none'})"
+                )
+                continue
             repo = apply_mutation(gold.repo, manifest, mutation, runs / "mutants" / mutation.id)
             actual = _triple(score_task(task, repo, gold, dataset_dir, runs / mutation.id))
-            predicted = predict(manifest, scoring_of(task), mutation.node)
+            predicted = predict(manifest, scoring, mutation.node, scored)
             check = MutationCheck(
                 id=mutation.id, node=mutation.node, actual=actual, predicted=predicted
             )

@@ -12,8 +12,16 @@ de_evol   gold v1 + change request    v1 + gold_v2 overlay (v1)   v1 with the ov
 de_arch   the repo + requirement      none: judged on a rubric    the reference blueprint
 ========  ==========================  ==========================  ==============================
 
-Only de_impl runs the domain's mutation catalogue and the reward-hack catalogue in
-verification; de_evol also checks that its overlay was authored against today's repository.
+Verification runs mutation checks: de_impl the domain's catalogue
+(``task_specs/mutations/<domain>.yaml``, every model of the gold scored), de_evol the task's own
+``mutations.yaml`` (edits of gold v2 on the models v2 adds or changes: the scored ones; a
+domain catalogue cannot know them). Only de_impl runs the reward-hack catalogue. ``task
+validate`` reports what each family's authored files get wrong (``authoring_problems``: a
+stale or empty contract, an overlay authored against another repository version) and what
+looks unintended (``authoring_warnings``: models of weight 0, no mutations yet).
+
+``task new`` scaffolds the three families (``scaffold``): see
+:mod:`benchforge.evaluation.tasks.scaffold`.
 """
 
 from __future__ import annotations
@@ -22,21 +30,25 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from benchforge.core.catalogue import catalogue as find_catalogue
-from benchforge.core.errors import UnsupportedTaskError
+from benchforge.core.errors import ConfigError, UnsupportedTaskError
 from benchforge.core.sandbox import SandboxBackend
+from benchforge.core.yamlio import read_yaml
+from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers, unmatched_rules
 from benchforge.evaluation.de.details import node_details
 from benchforge.evaluation.de.hacks import HackCatalogue, load_hack_catalogue
-from benchforge.evaluation.de.mutations import MutationCatalogue, PredictedScore, load_catalogue
+from benchforge.evaluation.de.mutations import MutationCatalogue, PredictedScore
+from benchforge.evaluation.de.scoring import zero_weight_models
 from benchforge.evaluation.de.tasks import (
     TaskGold,
     TaskVerification,
+    changed_models,
     changed_nodes,
     check_gold,
     gold_cache,
     score_task,
+    scoring_of,
 )
 from benchforge.evaluation.families.base import (
     FamilyBase,
@@ -50,17 +62,75 @@ from benchforge.evaluation.judges.architecture import judge_architecture
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.models import FlatRubricItem, JudgedVerification, content_hash
 from benchforge.evaluation.judges.record import judge_record
-from benchforge.evaluation.tasks.materials import apply_overlay, copy_repo, make_skeleton
+from benchforge.evaluation.tasks.authoring import ParsedRepos
+from benchforge.evaluation.tasks.materials import (
+    apply_overlay,
+    contract_problems,
+    copy_repo,
+    make_skeleton,
+)
 from benchforge.evaluation.tasks.models import (
     DeArchTask,
     DeEvolTask,
     DeImplTask,
+    DeScoring,
     LoadedTask,
+    RubricItem,
     TaskSpecBase,
+)
+from benchforge.evaluation.tasks.scaffold import FamilyScaffold, TaskDraft, ensure_domain_mutations
+from benchforge.evaluation.tasks.templates import (
+    CHANGE_REQUEST,
+    CONTRACT_METADATA,
+    INSTRUCTIONS,
+    REFERENCE_BLUEPRINT,
+    REQUIRED_KINDS,
+    REQUIREMENT,
+    RUBRIC,
+    SCAFFOLD_MARK,
+    evol_mutations,
 )
 
 PRIMARY_DE_METRIC = "cs"
 SUCCESS_FRACTION = 0.9  # a judged output at 90% of its rubric points counts as a success
+EVOL_MUTATIONS = "mutations.yaml"  # a de_evol task's own mutation catalogue (optional)
+KEEP = ".gitkeep"  # keeps an empty overlay folder in git; not a repository file (no suffix)
+
+
+def read_mutations(path: Path) -> MutationCatalogue | None:
+    """The mutation catalogue at ``path``; None when there is none yet (no file, or a file
+    listing no mutation: what ``task new`` writes). An invalid one is a ``ConfigError`` naming
+    the file and the field."""
+    if not path.is_file():
+        return None
+    try:
+        data = read_yaml(path.read_text())
+    except Exception as err:  # yaml errors carry their own line numbers
+        raise ConfigError(f"{path}: not YAML: {str(err).splitlines()[0]}") from None
+    if isinstance(data, dict) and not data.get("mutations"):
+        return None
+    try:
+        return MutationCatalogue.model_validate(data)
+    except ValidationError as err:
+        problems = "\n  ".join(
+            f"{path}: {_where(e['loc'], data)}: {e['msg']}" for e in err.errors()
+        )
+        raise ConfigError(f"invalid mutation catalogue\n  {problems}") from None
+
+
+def _where(loc: tuple[int | str, ...], data: Any) -> str:
+    """A validation error's location, with a mutation named by its id, not its index."""
+    parts: list[str] = []
+    node = data
+    for part in loc:
+        if isinstance(part, int) and isinstance(node, list) and part < len(node):
+            node = node[part]
+            ident = node.get("id") if isinstance(node, dict) else None
+            parts.append(f"[{ident}]" if ident else f"[{part}]")
+        else:
+            node = node.get(part) if isinstance(node, dict) else None
+            parts.append(f".{part}" if parts else str(part))
+    return "".join(parts) or "(root)"
 
 
 class DeFamily(FamilyBase):
@@ -71,6 +141,7 @@ class DeFamily(FamilyBase):
     heldout: bool = True
     checks_mutations: bool = False
     checks_hacks: bool = False
+    generated: tuple[str, ...] = ()  # spec fields naming files `task contract` and such write
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         problems: list[tuple[str, str]] = []
@@ -127,8 +198,7 @@ class DeFamily(FamilyBase):
     ) -> TaskVerification:
         catalogue = None
         if options.mutations and self.checks_mutations:
-            path = find_catalogue().mutations_dir / f"{task.spec.domain}.yaml"
-            catalogue = load_catalogue(path) if path.exists() else None
+            catalogue = read_mutations(self.mutations_file(task))
         hacks = load_hack_catalogue() if options.hacks and self.checks_hacks else None
         return self.check(task, dataset_dir, work, catalogue, hacks, options.visible_dataset)
 
@@ -159,9 +229,97 @@ class DeFamily(FamilyBase):
             visible=visible,
         )
 
+    def mutations_file(self, task: LoadedTask) -> Path:
+        """Where the task's mutations are: the domain's catalogue beside the task's suites
+        (``<tasks folder>/mutations/<domain>.yaml``)."""
+        return task.folder.parents[1] / "mutations" / f"{task.spec.domain}.yaml"
+
     def authoring_problems(self, task: LoadedTask) -> list[str]:
-        """Problems of the task's authored files found before any scoring."""
+        """Problems of the task's authored files found before any scoring (verification
+        fails on them; ``task validate`` reports them)."""
+        try:
+            read_mutations(self.mutations_file(task))
+        except ConfigError as err:
+            return [str(err)] if self.checks_mutations else []
         return []
+
+    def authoring_warnings(self, task: LoadedTask, parsed: ParsedRepos) -> list[str]:
+        """What is valid but looks unintended: models that weigh nothing, layer rules that
+        match no model, no mutations to check."""
+        warnings = self.weight_warnings(task, parsed)
+        if self.checks_mutations:
+            warnings += self.mutation_warnings(task)
+        return warnings
+
+    def scored_repo(self, task: LoadedTask, parsed: ParsedRepos) -> Path:
+        """The repository whose models are scored (the gold; v2 for de_evol)."""
+        return task.repo
+
+    def scored_models(
+        self, task: LoadedTask, manifest: DbtManifest, parsed: ParsedRepos
+    ) -> set[str] | None:
+        """The scored models of ``manifest`` (the scored repository's); None: all."""
+        return None
+
+    def weight_warnings(self, task: LoadedTask, parsed: ParsedRepos) -> list[str]:
+        scoring = scoring_of(task)
+        repo = self.scored_repo(task, parsed)
+        if every_model_weighted(repo, scoring):
+            return []  # no model can weigh 0: no dbt parse needed
+        manifest = assign_layers(parsed.manifest(repo), scoring.layers)
+        warnings = [
+            f"scoring.layers rule {r.model_dump(exclude_none=True)} matches no model"
+            for r in unmatched_rules(manifest, scoring.layers)
+        ]
+        scored = self.scored_models(task, manifest, parsed)
+        for name in zero_weight_models(manifest, scoring, scored):
+            if scoring.node_weights.get(name, 1.0) <= 0:
+                why = "scoring.node_weights gives it 0"
+            else:
+                layer = manifest.models[name].layer
+                why = (
+                    f"layer '{layer}' has no weight in scoring.layer_weights; add a "
+                    "scoring.layers rule or a weight"
+                )
+            warnings.append(f"model {name} gets weight 0 ({why})")
+        return warnings
+
+    def mutation_warnings(self, task: LoadedTask) -> list[str]:
+        path = self.mutations_file(task)
+        try:
+            catalogue = read_mutations(path)
+        except ConfigError:
+            return []  # an authoring problem, reported as such
+        if catalogue is None:
+            state = "lists no mutation yet" if path.exists() else "does not exist"
+            return [f"{_rel(path, task)} {state}: verify checks no mutations"]
+        return []
+
+
+def _rel(path: Path, task: LoadedTask) -> str:
+    root = task.folder.parents[2]
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+
+
+def every_model_weighted(repo: Path, scoring: DeScoring) -> bool:
+    """Whether every model file of ``repo`` sits where no model can get weight 0: no layer
+    rules, the default model path, each file in a first folder with a positive layer weight,
+    no node weight of 0. Then ``task validate`` needs no dbt parse to know (the shipped
+    catalogue validates in well under a second)."""
+    if scoring.layers:
+        return False
+    project = read_yaml((repo / "dbt_project.yml").read_text()) or {}
+    if project.get("model-paths", ["models"]) != ["models"]:
+        return False
+    for path in (repo / "models").rglob("*"):
+        if not path.is_file() or path.suffix not in (".sql", ".py"):
+            continue
+        parts = path.relative_to(repo / "models").parts
+        if len(parts) < 2 or scoring.layer_weights.get(parts[0], 0.0) <= 0:
+            return False
+        if scoring.node_weights.get(path.stem, 1.0) <= 0:
+            return False
+    return True
 
 
 class DeImplFamily(DeFamily):
@@ -171,9 +329,61 @@ class DeImplFamily(DeFamily):
     spec_type: type[TaskSpecBase] = DeImplTask
     checks_mutations: bool = True
     checks_hacks: bool = True
+    generated: tuple[str, ...] = ("contract",)
 
     def documents(self, spec: Any) -> dict[str, str | None]:
         return {"contract": spec.contract, "contract_metadata": spec.contract_metadata}
+
+    def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
+        return [
+            (field, f"{problem} (generate it: benchforge task contract {folder})")
+            if field == "contract"
+            else (field, problem)
+            for field, problem in super().file_problems(spec, folder, root)
+        ]
+
+    def authoring_problems(self, task: LoadedTask) -> list[str]:
+        spec = spec_as(task, DeImplTask)
+        found = [
+            f"{problem}: run `benchforge task contract {task.folder}`"
+            for problem in contract_problems(
+                task.file(spec.contract),
+                task.repo,
+                repo_version(task.repo),
+                spec.scoring.layers,
+                task.file(spec.contract_metadata) if spec.contract_metadata else None,
+            )
+        ]
+        return found + super().authoring_problems(task)
+
+    def mutation_warnings(self, task: LoadedTask) -> list[str]:
+        """Besides none yet: a domain catalogue covering fewer than the required kinds."""
+        warnings = super().mutation_warnings(task)
+        path = self.mutations_file(task)
+        try:
+            catalogue = read_mutations(path)
+        except ConfigError:
+            return warnings
+        kinds: set[str] = (
+            {m.kind for m in catalogue.mutations} if catalogue else set(REQUIRED_KINDS)
+        )
+        missing = [k for k in REQUIRED_KINDS if k not in kinds]
+        if missing:
+            warnings.append(
+                f"{_rel(path, task)} has no mutation of kind {', '.join(missing)} (a domain "
+                f"catalogue covers all {len(REQUIRED_KINDS)}: task_specs/mutations/README.md)"
+            )
+        return warnings
+
+    def scaffold(self, draft: TaskDraft, folder: Path) -> FamilyScaffold:
+        """contract_metadata.yaml to fill, the domain's mutation catalogue if it has none; the
+        contract is generated by the caller from a gold build (it has the dataset)."""
+        (folder / "contract_metadata.yaml").write_text(CONTRACT_METADATA.format(id=draft.id))
+        spec = DeImplTask.model_validate(
+            {**draft.common(), "instructions": INSTRUCTIONS[self.name]}
+        )
+        written = ensure_domain_mutations(folder.parents[1], draft.domain)
+        return FamilyScaffold(spec=spec, outside=[written] if written else [])
 
     def materials(self, task: LoadedTask, dest: Path) -> None:
         make_skeleton(task.repo, dest / "repo")
@@ -197,6 +407,7 @@ class DeEvolFamily(DeFamily):
 
     name: str = "de_evol"
     spec_type: type[TaskSpecBase] = DeEvolTask
+    checks_mutations: bool = True
 
     def documents(self, spec: Any) -> dict[str, str | None]:
         return {"change_request": spec.change_request, "gold_v2": spec.gold_v2}
@@ -228,17 +439,71 @@ class DeEvolFamily(DeFamily):
             gold_folder=v2, repo=v2_repo, base_repo=task.repo, scored_nodes=sorted(changed)
         )
 
+    def mutations_file(self, task: LoadedTask) -> Path:
+        """The task's own catalogue: its mutations edit models only v2 has or changes."""
+        return task.file(EVOL_MUTATIONS)
+
     def authoring_problems(self, task: LoadedTask) -> list[str]:
         spec = spec_as(task, DeEvolTask)
+        found = super().authoring_problems(task)
         if spec.base_version is None:
-            return []
+            return found
         current = repo_version(task.repo)
         if current == spec.base_version:
-            return []
+            return found
         return [
-            f"{spec.repo} changed since the gold_v2 overlay was authored "
-            f"(base_version {spec.base_version}, now {current}): re-check the overlay"
+            f"{spec.repo} changed since the gold_v2 overlay was authored: base_version is "
+            f"{spec.base_version}, the repository is now {current}. Re-check the overlay "
+            f'against it, then set base_version: "{current}" (benchforge task base-version '
+            f"{task.folder} prints it)",
+            *found,
         ]
+
+    def authoring_warnings(self, task: LoadedTask, parsed: ParsedRepos) -> list[str]:
+        spec = spec_as(task, DeEvolTask)
+        warnings = []
+        if spec.base_version is None:
+            warnings.append(
+                f'no base_version: set it to "{repo_version(task.repo)}" (the repository '
+                "version the overlay is authored against)"
+            )
+        overlay = task.file(spec.gold_v2)
+        if not spec.removed and not any(p.is_file() and p.name != KEEP for p in overlay.rglob("*")):
+            # v2 is v1: nothing is scored yet, so no weight or mutation to warn about
+            return [*warnings, f"{spec.gold_v2}/ is empty: gold v2 changes nothing yet"]
+        return warnings + super().authoring_warnings(task, parsed)
+
+    def mutation_warnings(self, task: LoadedTask) -> list[str]:
+        """The task's catalogue is optional: a warning only for one written but empty."""
+        return super().mutation_warnings(task) if task.file(EVOL_MUTATIONS).exists() else []
+
+    def scored_repo(self, task: LoadedTask, parsed: ParsedRepos) -> Path:
+        spec = spec_as(task, DeEvolTask)
+        dest = parsed.scratch / "gold_v2" / task.spec.suite / task.spec.id
+        return apply_overlay(task.repo, task.file(spec.gold_v2), spec.removed, dest)
+
+    def scored_models(
+        self, task: LoadedTask, manifest: DbtManifest, parsed: ParsedRepos
+    ) -> set[str] | None:
+        return changed_models(parsed.manifest(task.repo), manifest)
+
+    def scaffold(self, draft: TaskDraft, folder: Path) -> FamilyScaffold:
+        """change_request.md to write, an empty gold_v2/ overlay, an empty mutations.yaml;
+        base_version is the repository's version now."""
+        (folder / "change_request.md").write_text(
+            CHANGE_REQUEST.format(title=draft.title, mark=SCAFFOLD_MARK)
+        )
+        (folder / "gold_v2").mkdir(exist_ok=True)
+        (folder / "gold_v2" / KEEP).write_text("")
+        (folder / EVOL_MUTATIONS).write_text(evol_mutations(draft.id, draft.domain))
+        spec = DeEvolTask.model_validate(
+            {
+                **draft.common(),
+                "instructions": INSTRUCTIONS[self.name],
+                "base_version": repo_version(draft.repo_path),
+            }
+        )
+        return FamilyScaffold(spec=spec)
 
     def solution(
         self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
@@ -270,6 +535,28 @@ class DeArchFamily(DeFamily):
                 ("expected_output", f"must be a file under {self.submission}/ (the submission)")
             )
         return problems
+
+    def authoring_warnings(self, task: LoadedTask, parsed: ParsedRepos) -> list[str]:
+        return []  # judged on its rubric: no weights, no mutations
+
+    def scaffold(self, draft: TaskDraft, folder: Path) -> FamilyScaffold:
+        """requirement.md and the reference blueprint to write, a rubric of one item per
+        dimension to replace (each marked for ``task validate`` to warn about)."""
+        (folder / "requirement.md").write_text(
+            REQUIREMENT.format(title=draft.title, mark=SCAFFOLD_MARK)
+        )
+        (folder / "reference_blueprint.yaml").write_text(
+            REFERENCE_BLUEPRINT.format(id=draft.id, mark=SCAFFOLD_MARK)
+        )
+        spec = DeArchTask.model_validate(
+            {
+                **draft.common(),
+                "instructions": INSTRUCTIONS[self.name],
+                "expected_output": f"{self.submission}/blueprint.yaml",
+                "rubric": [RubricItem.model_validate(item) for item in RUBRIC],
+            }
+        )
+        return FamilyScaffold(spec=spec)
 
     def materials(self, task: LoadedTask, dest: Path) -> None:
         copy_repo(task.repo, dest / "repo")

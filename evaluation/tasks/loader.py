@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,10 @@ def _path(loc: tuple[int | str, ...]) -> str:
     return out or "(root)"
 
 
-def load_task(folder: Path) -> LoadedTask:
+def load_task(folder: Path, missing_ok: Collection[str] = ()) -> LoadedTask:
+    """The validated task of ``folder``. ``missing_ok``: spec fields whose file may not exist
+    yet because the caller is about to generate it (``benchforge task contract`` writing a
+    task's first contract)."""
     folder = Path(folder).absolute()
     path = folder / TASK_FILE
     try:
@@ -55,7 +59,11 @@ def load_task(folder: Path) -> LoadedTask:
             (_path(e["loc"]), str(e["msg"]).removeprefix("Value error, ")) for e in err.errors()
         ]
         raise TaskSpecError(path, problems) from None
-    problems = _file_problems(spec, folder, catalogue_root(folder))
+    problems = [
+        (field, message)
+        for field, message in _file_problems(spec, folder, catalogue_root(folder))
+        if not (field in missing_ok and not (folder / str(getattr(spec, field))).exists())
+    ]
     if spec.id != folder.name:
         problems.append(("id", f"'{spec.id}' does not match the folder name '{folder.name}'"))
     if spec.suite != folder.parent.name:
@@ -88,12 +96,13 @@ def discover(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.rglob(TASK_FILE))
 
 
-def load_tasks(root: Path) -> list[LoadedTask]:
-    """Validates every task under ``root``; reports all invalid ones together."""
+def load_tasks(root: Path, missing_ok: Collection[str] = ()) -> list[LoadedTask]:
+    """Validates every task under ``root``; reports all invalid ones together (``missing_ok``:
+    as :func:`load_task`)."""
     loaded, errors = [], []
     for folder in discover(root):
         try:
-            loaded.append(load_task(folder))
+            loaded.append(load_task(folder, missing_ok))
         except TaskSpecError as err:
             errors.append(str(err))
     if errors:

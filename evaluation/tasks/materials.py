@@ -2,13 +2,16 @@
 
 - ``make_skeleton``: the de_impl starting point (project file, macros, sources; no models);
 - ``data_contract``: the de_impl contract from a gold build's manifest and catalog plus the
-  task's authored metadata (metrics, rules, notes);
+  task's authored metadata (metrics, rules, notes); its header says what the build actually
+  does (schemas and materializations per layer, the layer mapping) and which repository
+  version it was generated from, so ``task validate`` can tell a stale contract;
 - ``apply_overlay``: gold v2 of a de_evol task (the repository with the task's overlay folder
   copied over it and its removed files deleted).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -18,7 +21,9 @@ from typing import Any
 import yaml
 
 from benchforge.core.yamlio import read_yaml
-from benchforge.evaluation.dbt.manifest import load_manifest
+from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers, load_manifest
+from benchforge.evaluation.gold import load_gold
+from benchforge.evaluation.tasks.models import LayerRule
 
 _IGNORE = shutil.ignore_patterns("target", "logs", "dbt_packages", "__pycache__")
 
@@ -34,28 +39,48 @@ MODEL_LAYERS = ("staging", "intermediate", "marts")
 
 
 def make_skeleton(repo: Path, dest: Path) -> Path:
-    """The gold project without its models: dbt_project.yml, profiles, shared macros, sources.
+    """The gold project without its models: dbt_project.yml, profiles, shared macros, seeds,
+    and the source definitions of every YAML file under ``models/`` (model entries removed).
 
     Macros under ``macros/<layer>/`` (staging, intermediate, marts) hold the body of models
     (e.g. one cleaning macro behind four regional staging models): they are part of the
-    answer, so they are left out like the models themselves."""
+    answer, so they are left out like the models themselves. Seeds are inputs, as the
+    dataset is: a model may ``ref`` one."""
     copy_repo(repo, dest)
     for layer in MODEL_LAYERS:
         shutil.rmtree(dest / "macros" / layer, ignore_errors=True)
     for path in sorted((dest / "models").rglob("*"), reverse=True):
-        if path.is_file() and path.name != "_sources.yml":
+        if path.is_file() and not _keep_sources(path):
             path.unlink()
         elif path.is_dir() and not any(path.iterdir()):
             path.rmdir()
     for folder in MODEL_LAYERS:
         (dest / "models" / folder).mkdir(parents=True, exist_ok=True)
-    for extra in ("README.md", "tests", "seeds", "snapshots", "analyses"):
+    for extra in ("README.md", "tests", "snapshots", "analyses"):
         target = dest / extra
         if target.is_dir():
             shutil.rmtree(target)
         elif target.is_file():
             target.unlink()
     return dest
+
+
+def _keep_sources(path: Path) -> bool:
+    """Whether a file of ``models/`` stays in the skeleton: a YAML file defining sources,
+    rewritten to its sources alone when it also describes models (their columns and tests are
+    the contract's to give, in its own words)."""
+    if path.suffix not in (".yml", ".yaml"):
+        return False
+    try:
+        data = read_yaml(path.read_text())
+    except Exception:  # not YAML dbt could read either: nothing to keep
+        return False
+    if not isinstance(data, dict) or not data.get("sources"):
+        return False
+    if set(data) - {"version", "sources"}:
+        kept = {"version": data.get("version", 2), "sources": data["sources"]}
+        path.write_text(yaml.safe_dump(kept, sort_keys=False, allow_unicode=True))
+    return True
 
 
 def apply_overlay(repo: Path, overlay: Path, removed: list[str], dest: Path) -> Path:
@@ -89,10 +114,21 @@ def _tests_by_node(manifest_path: Path) -> dict[str, dict[str, list[Any]]]:
     return out
 
 
-def data_contract(gold_folder: Path, metadata_path: Path | None, domain: str) -> dict[str, Any]:
-    """The de_impl contract: model inventory and lineage, schemas, grains, keys, tests, plus
-    the task's authored metric definitions and data-quality rules."""
-    manifest = load_manifest(gold_folder / "manifest.json")
+CONTRACT_VERSION = 2
+
+
+def data_contract(
+    gold_folder: Path,
+    metadata_path: Path | None,
+    domain: str,
+    layers: list[LayerRule] | None = None,
+) -> dict[str, Any]:
+    """The de_impl contract: model inventory and lineage, schemas, materializations, grains,
+    keys, tests, plus the task's authored metric definitions and data-quality rules.
+    ``layers``: the task's layer mapping (``scoring.layers``)."""
+    rules = list(layers or [])
+    manifest = assign_layers(load_manifest(gold_folder / "manifest.json"), rules)
+    raw_manifest = json.loads((gold_folder / "manifest.json").read_text())
     catalog = json.loads((gold_folder / "catalog.json").read_text())
     types = {
         uid: {c["name"].lower(): c["type"] for c in node["columns"].values()}
@@ -100,7 +136,7 @@ def data_contract(gold_folder: Path, metadata_path: Path | None, domain: str) ->
     }
     tests = _tests_by_node(gold_folder / "manifest.json")
     metadata = read_yaml(metadata_path.read_text()) if metadata_path else {}
-    notes = (metadata or {}).get("models", {})
+    notes = (metadata or {}).get("models", {}) or {}
     models = []
     for name in manifest.topological():
         node = manifest.models[name]
@@ -124,6 +160,7 @@ def data_contract(gold_folder: Path, metadata_path: Path | None, domain: str) ->
             "name": name,
             "layer": node.layer,
             "schema": node.schema_,
+            "materialized": node.materialized,
             "description": node.description,
             "grain": grain.group(1) if grain else None,
             "primary_key": keys[0] if len(keys) == 1 else keys or None,
@@ -140,16 +177,119 @@ def data_contract(gold_folder: Path, metadata_path: Path | None, domain: str) ->
         models.append(entry)
     sources = sorted({s.split(".", 2)[-1] for m in manifest.models.values() for s in m.sources})
     return {
-        "contract_version": 1,
+        "contract_version": CONTRACT_VERSION,
         "domain": domain,
-        "build": (
-            "dbt-duckdb; sources in schema raw; one schema per layer (staging, intermediate, "
-            "marts); every model materialized as a table"
+        "generated_from": generated_from(
+            load_gold(gold_folder).repo_version, len(models), rules, metadata_path
         ),
+        "build": build_summary(manifest, raw_manifest, rules),
         "sources": sources,
         "models": models,
         "metrics": (metadata or {}).get("metrics", []),
         "data_quality": (metadata or {}).get("data_quality", []),
+    }
+
+
+def build_summary(
+    manifest: DbtManifest, raw_manifest: dict[str, Any], rules: list[LayerRule]
+) -> dict[str, Any]:
+    """What the gold build does, read from its manifest: the adapter, the schemas its sources
+    are read from, and per layer the schemas and materializations its models use; the layer
+    mapping that put each model in its layer."""
+    layers: dict[str, dict[str, Any]] = {}
+    for name in manifest.topological():
+        node = manifest.models[name]
+        layer = layers.setdefault(node.layer, {"models": 0, "schemas": [], "materialized": []})
+        layer["models"] += 1
+        for key, value in (("schemas", node.schema_), ("materialized", node.materialized)):
+            if value not in layer[key]:
+                layer[key].append(value)
+    source_schemas = sorted(
+        {str(s.get("schema")) for s in raw_manifest.get("sources", {}).values()}
+    )
+    mapping: Any = [r.model_dump(exclude_none=True) for r in rules] + [
+        "otherwise: the first folder under the model path ('other' at its root)"
+    ]
+    return {
+        "adapter": raw_manifest.get("metadata", {}).get("adapter_type") or "unknown",
+        "source_schemas": source_schemas,
+        "layers": {k: {**v, "schemas": sorted(v["schemas"])} for k, v in layers.items()},
+        "layer_mapping": mapping,
+    }
+
+
+def generated_from(
+    version: str, models: int, rules: list[LayerRule], metadata_path: Path | None
+) -> dict[str, Any]:
+    """What a contract was generated from: the repository version (and its model count), the
+    layer rules and a digest of the authored metadata. A contract whose record differs from
+    the task's inputs today is stale."""
+    metadata = None
+    if metadata_path is not None:
+        metadata = hashlib.sha256(metadata_path.read_bytes()).hexdigest()[:16]
+    return {
+        "repo_version": version,
+        "models": models,
+        "layer_rules": [r.model_dump(exclude_none=True) for r in rules],
+        "contract_metadata": metadata,
+    }
+
+
+def contract_problems(
+    contract_path: Path,
+    repo: Path,
+    current_version: str,
+    rules: list[LayerRule],
+    metadata_path: Path | None,
+) -> list[str]:
+    """Why the contract at ``contract_path`` cannot be handed to agents for ``repo`` at
+    ``current_version`` with these layer ``rules`` and metadata: it lists no model, it was
+    generated from other inputs (or before contracts recorded theirs), or its models are not
+    the repository's."""
+    try:
+        contract = read_yaml(contract_path.read_text()) or {}
+    except Exception as err:  # yaml errors carry their own line numbers
+        return [f"{contract_path.name} is not YAML: {str(err).splitlines()[0]}"]
+    if not isinstance(contract, dict):
+        return [f"{contract_path.name} is not a mapping"]
+    names = [
+        str(m["name"])
+        for m in contract.get("models") or []
+        if isinstance(m, dict) and m.get("name")
+    ]
+    if not names:
+        return [f"{contract_path.name} lists no models"]
+    recorded = contract.get("generated_from")
+    if not isinstance(recorded, dict) or "repo_version" not in recorded:
+        return [f"{contract_path.name} does not say which repository version it describes"]
+    if recorded["repo_version"] != current_version:
+        return [
+            f"{contract_path.name} is stale: generated from repository version "
+            f"{recorded['repo_version']}, the repository is now {current_version}"
+        ]
+    now = generated_from(current_version, len(names), rules, metadata_path)
+    for key, what in (("layer_rules", "scoring.layers"), ("contract_metadata", "its metadata")):
+        if recorded.get(key) != now[key]:
+            return [f"{contract_path.name} is stale: {what} changed since it was generated"]
+    files = repo_model_names(repo)
+    missing, extra = sorted(files - set(names)), sorted(set(names) - files)
+    if missing or extra:
+        said = [f"not in the contract: {', '.join(missing)}"] if missing else []
+        said += [f"not in the repository: {', '.join(extra)}"] if extra else []
+        return [f"{contract_path.name} and the repository's models differ ({'; '.join(said)})"]
+    return []
+
+
+def repo_model_names(repo: Path) -> set[str]:
+    """The model names of a dbt project by its files (``*.sql`` and ``*.py`` under its model
+    paths): what a parse would list, without running dbt."""
+    project = read_yaml((repo / "dbt_project.yml").read_text()) or {}
+    paths = project.get("model-paths") or project.get("source-paths") or ["models"]
+    return {
+        p.stem
+        for folder in paths
+        for p in (repo / folder).rglob("*")
+        if p.is_file() and p.suffix in (".sql", ".py")
     }
 
 

@@ -34,9 +34,11 @@ class DatasetRef(_Strict):
     a domain spec), or a dataset that already exists at a ``location`` (one made by
     ``benchforge dataset import``, an anonymized release, ...)."""
 
-    domain: str
-    scale: float = Field(default=0.1, gt=0)
-    seed: int = 7
+    domain: str = Field(description="The domain the data is of; the same as the task's domain.")
+    scale: float = Field(
+        default=0.1, gt=0, description="Synthesized datasets: the domain spec's size factor."
+    )
+    seed: int = Field(default=7, description="Synthesized datasets: the generator's seed.")
     location: str | None = Field(
         default=None,
         min_length=1,
@@ -66,10 +68,12 @@ class LayerRule(_Strict):
     prefix of the model file under the project, e.g. ``models/reporting``), ``tag`` (a dbt
     tag) or ``fqn`` (a glob over the dotted fqn, e.g. ``shop.reporting.*``)."""
 
-    layer: str = Field(min_length=1)
-    folder: str | None = None
-    tag: str | None = None
-    fqn: str | None = None
+    layer: str = Field(min_length=1, description="The layer the matched models go to.")
+    folder: str | None = Field(
+        default=None, description="A folder of the project, e.g. models/reporting."
+    )
+    tag: str | None = Field(default=None, description="A dbt tag of the models.")
+    fqn: str | None = Field(default=None, description="A glob over dotted fqns: shop.reporting.*")
 
     @model_validator(mode="after")
     def _one_matcher(self) -> LayerRule:
@@ -82,7 +86,10 @@ class LayerRule(_Strict):
 class DeScoring(_Strict):
     """How nodes are weighted. Missing layers get weight 0 and the rest renormalize."""
 
-    layer_weights: dict[Layer, float] = Field(default_factory=lambda: dict(IMPL_WEIGHTS))
+    layer_weights: dict[Layer, float] = Field(
+        default_factory=lambda: dict(IMPL_WEIGHTS),
+        description="Layer -> its share of the score; a layer not named weighs 0.",
+    )
     layers: list[LayerRule] = Field(
         default_factory=list,
         description=(
@@ -111,18 +118,25 @@ class TaskSpecBase(_Strict):
     if TYPE_CHECKING:  # declared by each family's spec as Literal[its name]
         family: str
 
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
-    version: str = "1"
-    suite: str
-    title: str
-    domain: str
+    id: str = Field(
+        pattern=r"^[a-z0-9][a-z0-9_.-]*$",
+        description="The task's id: its folder's name, unique in its suite.",
+    )
+    version: str = Field(
+        default="1", description="Bumped when the task changes what it asks or how it scores."
+    )
+    suite: str = Field(description="The suite the task belongs to: its parent folder's name.")
+    title: str = Field(description="One line: what the task is about (TASK.md's heading).")
+    domain: str = Field(description="The data's domain (crm, ads, ... or your own).")
     dataset: DatasetRef
     repo: str = Field(
         description="The gold repository, relative to the folder holding the tasks folder "
         "(the catalogue root: dbt_projects/<domain> for shipped tasks)."
     )
     instructions: str = Field(min_length=20, description="What the agent is asked to do.")
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(
+        default_factory=list, description="Free labels for filtering and the catalogue page."
+    )
 
     @model_validator(mode="after")
     def _dataset_domain(self) -> TaskSpecBase:
@@ -132,7 +146,9 @@ class TaskSpecBase(_Strict):
 
 
 class DeImplTask(TaskSpecBase):
-    family: Literal["de_impl"]
+    family: Literal["de_impl"] = Field(
+        description="de_impl: the agent writes every model from a data contract."
+    )
     contract: str = Field(
         default="data_contract.yaml",
         description="Generated from the gold build + contract_metadata (benchforge task contract).",
@@ -144,8 +160,12 @@ class DeImplTask(TaskSpecBase):
 
 
 class DeEvolTask(TaskSpecBase):
-    family: Literal["de_evol"]
-    change_request: str = "change_request.md"
+    family: Literal["de_evol"] = Field(
+        description="de_evol: the agent changes a working repository as a request asks."
+    )
+    change_request: str = Field(
+        default="change_request.md", description="The request the agent gets (a file here)."
+    )
     gold_v2: str = Field(
         default="gold_v2", description="Overlay folder: files that v2 adds or changes."
     )
@@ -164,21 +184,31 @@ class DeEvolTask(TaskSpecBase):
 
 
 class RubricItem(_Strict):
-    id: str
-    dimension: Literal["business_alignment", "technical_feasibility", "design_quality"]
-    criterion: str = Field(min_length=10)
-    points: float = Field(gt=0)
+    """One item of a de_arch rubric: what a blueprint must do to earn its points."""
+
+    id: str = Field(description="Unique in the rubric, e.g. BA1.")
+    dimension: Literal["business_alignment", "technical_feasibility", "design_quality"] = Field(
+        description="What the item judges."
+    )
+    criterion: str = Field(min_length=10, description="What the blueprint must say or do.")
+    points: float = Field(gt=0, description="What meeting it earns.")
 
 
 class DeArchTask(TaskSpecBase):
-    family: Literal["de_arch"]
-    requirement: str = "requirement.md"
+    family: Literal["de_arch"] = Field(
+        description="de_arch: the agent designs a change (a blueprint), judged on a rubric."
+    )
+    requirement: str = Field(
+        default="requirement.md", description="The business requirement (a file here)."
+    )
     expected_output: str = Field(default="blueprint.yaml", description="File the agent writes.")
     reference: str = Field(
         default="reference_blueprint.yaml",
         description="The reference blueprint (the oracle's answer; never in a workspace).",
     )
-    rubric: list[RubricItem] = Field(min_length=3)
+    rubric: list[RubricItem] = Field(
+        min_length=3, description="Flat items the architecture judge scores the blueprint on."
+    )
 
     @model_validator(mode="after")
     def _unique_items(self) -> DeArchTask:
