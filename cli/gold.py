@@ -8,18 +8,35 @@ from benchforge.cli.common import Subparsers, quiet_prefect
 
 
 def add_parser(sub: Subparsers) -> None:
-    gold = sub.add_parser("gold", help="build a gold dbt repository on a dataset")
+    gold = sub.add_parser(
+        "gold",
+        help="build a gold dbt repository on a dataset",
+        description=(
+            "Runs `dbt build` (seeds, models, tests) of a dbt project on a copy of a dataset's "
+            "warehouse, with Benchforge's own profile whatever profile the project names, and "
+            "stores the gold build. Shipped: `benchforge gold build crm`. Your own project: "
+            "`benchforge gold build NAME --repo PATH --dataset LOCATION`."
+        ),
+    )
     gold.add_argument("action", choices=["build"])
-    gold.add_argument("domain", help="crm, ads or enterprise (dbt_projects/<domain>)")
-    gold.add_argument("--dataset", help="dataset folder or s3:// URI (default: scale 1, seed 7)")
-    gold.add_argument("--repo", help="another dbt repository to build instead")
+    gold.add_argument(
+        "domain",
+        metavar="NAME",
+        help="a shipped domain (crm, ads, enterprise: dbt_projects/NAME), or with --repo and "
+        "--dataset the label of your build (the dataset's domain)",
+    )
+    gold.add_argument(
+        "--dataset",
+        help="dataset folder or s3:// prefix (default for a shipped domain: scale 1, seed 7)",
+    )
+    gold.add_argument("--repo", help="your dbt project folder (default: dbt_projects/NAME)")
     gold.set_defaults(func=gold_command)
 
 
 def gold_command(args: argparse.Namespace) -> int:
     quiet_prefect(args.verbose)
-    from benchforge.flows.gold import build_gold
+    from benchforge.flows.gold import build_gold, stored_counts
 
     location = build_gold(domain=args.domain, dataset=args.dataset, repo=args.repo)
-    print(f"gold {args.domain}: built and stored at {location}")
+    print(f"gold {args.domain}: {stored_counts(location).summary()}; stored at {location}")
     return 0

@@ -5,6 +5,10 @@ A build folder holds ``gold.duckdb`` (raw + every model), ``manifest.json``,
 its record (:class:`~benchforge.core.records.GoldBuild`, ``build.json``, written last)
 describing what was built from what. Builds are keyed by the dataset version (a hash of its
 table checksums) and the repository version (a hash of its files).
+
+Any dbt project builds: dbt runs with Benchforge's profile and target whatever the project
+names (:mod:`benchforge.evaluation.dbt.runner`), ``dbt build`` loads its seeds, and a build
+is stored only once every model, seed and snapshot of its manifest is in ``gold.duckdb``.
 """
 
 from __future__ import annotations
@@ -14,16 +18,26 @@ import json
 import shutil
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from benchforge.core.artifacts import LAYOUT
 from benchforge.core.errors import BenchforgeError
 from benchforge.core.records import GOLD_DB, DatasetRecord, GoldBuild
+from benchforge.evaluation.dbt.errors import dbt_error_summary
+from benchforge.evaluation.dbt.project import require_dbt_project
 from benchforge.evaluation.dbt.runner import DbtInvocation, NodeResult, run_dbt
+from benchforge.evaluation.dbt.warehouse import missing_relations
 
 REPO_SUFFIXES = {".sql", ".yml", ".yaml", ".md", ".csv", ".py"}
 
 
 class GoldBuildError(BenchforgeError):
-    """``dbt build`` of a gold repository failed: the message names the failing nodes."""
+    """``dbt build`` of a gold repository failed, or left relations of its manifest unbuilt:
+    the message gives dbt's own error lines and names the nodes."""
+
+
+class NotADatasetError(BenchforgeError):
+    """A folder given as a dataset is not one (no completion record or no warehouse)."""
 
 
 def repo_version(repo: Path) -> str:
@@ -39,7 +53,13 @@ def repo_version(repo: Path) -> str:
 
 def dataset_version(dataset_dir: Path) -> str:
     """Hash of the dataset's table checksums, read from its completion record."""
-    record = DatasetRecord.model_validate_json(LAYOUT.dataset_record_file(dataset_dir).read_text())
+    path = LAYOUT.dataset_record_file(dataset_dir)
+    if not path.is_file():
+        raise NotADatasetError(
+            f"{dataset_dir} is not a dataset: it has no {path.name} (make one with "
+            "`benchforge synth` or `benchforge dataset import`)"
+        )
+    record = DatasetRecord.model_validate_json(path.read_text())
     checksums = json.dumps(record.table_checksums, sort_keys=True).encode()
     return hashlib.sha256(checksums).hexdigest()[:16]
 
@@ -47,7 +67,7 @@ def dataset_version(dataset_dir: Path) -> str:
 def copy_warehouse(dataset_dir: Path, dest: Path) -> Path:
     source = dataset_dir / "warehouse.duckdb"
     if not source.is_file():
-        raise BenchforgeError(f"{dataset_dir} has no warehouse.duckdb (is it a dataset?)")
+        raise NotADatasetError(f"{dataset_dir} has no warehouse.duckdb (is it a dataset?)")
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, dest)
     return dest
@@ -56,9 +76,12 @@ def copy_warehouse(dataset_dir: Path, dest: Path) -> Path:
 def build_gold(
     domain: str, repo: Path, dataset_dir: Path, out: Path, docs: bool = True
 ) -> GoldBuild:
-    """Runs ``dbt build`` (models + tests) of ``repo`` on a copy of the dataset's warehouse.
-    A build that yields no models is an error, never an empty gold."""
-    repo, dataset_dir, out = repo.resolve(), dataset_dir.resolve(), out.resolve()
+    """Runs ``dbt build`` (seeds, models, snapshots, tests) of ``repo`` on a copy of the
+    dataset's warehouse, into ``out``. A build that fails, yields no models, or leaves a
+    relation of its manifest out of ``gold.duckdb`` is an error, never a stored gold."""
+    repo = require_dbt_project(repo)
+    dataset_dir, out = dataset_dir.resolve(), out.resolve()
+    data_version = dataset_version(dataset_dir)
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -67,14 +90,22 @@ def build_gold(
     build = run_dbt(repo, db, ["build"], work)
     failures = build.failed()
     if not build.ok or failures:
-        names = ", ".join(
-            f"{r.unique_id} ({r.status}: {(r.message or '')[:120]})" for r in failures
-        )
-        raise GoldBuildError(f"dbt build of {repo} failed: {names or build.log_tail[-1500:]}")
+        failed = f" [failed: {', '.join(r.unique_id for r in failures)}]" if failures else ""
+        raise GoldBuildError(f"dbt build of {repo} failed: {dbt_error_summary(build)}{failed}")
     if _count(build, "model.") == 0:
         raise GoldBuildError(
             f"dbt build of {repo} built no models (is it a dbt project with models/?): "
-            f"{build.log_tail[-800:]}"
+            f"{dbt_error_summary(build) or build.log_tail[-800:]}"
+        )
+    manifest = work / "target" / "manifest.json"
+    missing = missing_relations(manifest, db)
+    if missing:
+        listed = ", ".join(f"{n.unique_id} (at {n.where})" for n in missing[:20])
+        more = f" and {len(missing) - 20} more" if len(missing) > 20 else ""
+        raise GoldBuildError(
+            f"dbt build of {repo} reported success, but {len(missing)} relations of its "
+            f"manifest are not in the gold warehouse {db.name}: {listed}{more}. Models must "
+            "build into the profile's database (no database: config, no hook dropping them)"
         )
     for name in ("manifest.json", "run_results.json"):
         shutil.copyfile(work / "target" / name, out / name)
@@ -85,7 +116,7 @@ def build_gold(
         domain=domain,
         repo=str(repo),
         repo_version=repo_version(repo),
-        dataset_version=dataset_version(dataset_dir),
+        dataset_version=data_version,
         folder=out,
         seconds=build.seconds,
         models=_count(build, "model."),
@@ -98,12 +129,41 @@ def build_gold(
 def _docs(repo: Path, db: Path, work: Path, out: Path) -> None:
     docs = run_dbt(repo, db, ["docs", "generate"], work)
     if not docs.ok:
-        raise GoldBuildError(f"dbt docs generate failed for {repo}: {docs.log_tail[-800:]}")
+        raise GoldBuildError(f"dbt docs generate failed for {repo}: {dbt_error_summary(docs)}")
     site = out / "docs"
     site.mkdir()
     for name in ("index.html", "catalog.json", "manifest.json"):
         shutil.copyfile(work / "target" / name, site / name)
     shutil.copyfile(work / "target" / "catalog.json", out / "catalog.json")
+
+
+class BuildCounts(BaseModel):
+    """What a gold build ran, by kind, from its ``run_results.json``."""
+
+    models: int
+    tests: int
+    seeds: int
+    snapshots: int
+
+    def summary(self) -> str:
+        return f"{self.models} models, {self.tests} tests, {self.seeds} seeds" + (
+            f", {self.snapshots} snapshots" if self.snapshots else ""
+        )
+
+
+def build_counts(run_results: str | bytes) -> BuildCounts:
+    """Counts of the nodes in a gold build's ``run_results.json`` (its text)."""
+    ids = [str(r.get("unique_id", "")) for r in json.loads(run_results).get("results", [])]
+
+    def count(*prefixes: str) -> int:
+        return sum(1 for i in ids if i.startswith(prefixes))
+
+    return BuildCounts(
+        models=count("model."),
+        tests=count("test.", "unit_test."),
+        seeds=count("seed."),
+        snapshots=count("snapshot."),
+    )
 
 
 def _count(invocation: DbtInvocation, prefix: str) -> int:
@@ -114,4 +174,12 @@ def load_gold(folder: Path) -> GoldBuild:
     return GoldBuild.model_validate_json(LAYOUT.gold_record_file(folder).read_text())
 
 
-__all__ = ["GoldBuildError", "NodeResult", "build_gold", "load_gold"]
+__all__ = [
+    "BuildCounts",
+    "GoldBuildError",
+    "NodeResult",
+    "NotADatasetError",
+    "build_counts",
+    "build_gold",
+    "load_gold",
+]

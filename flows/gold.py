@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -10,11 +11,17 @@ from prefect.artifacts import create_markdown_artifact
 
 from benchforge.core.artifacts import LAYOUT, open_store
 from benchforge.core.catalogue import catalogue
+from benchforge.core.errors import ConfigError
 from benchforge.core.records import GoldBuild
 from benchforge.core.settings import load_settings
+from benchforge.evaluation.dbt.project import PROJECT_FILE, require_dbt_project
+from benchforge.evaluation.gold import BuildCounts, build_counts, dataset_version, repo_version
 from benchforge.evaluation.gold import build_gold as build_gold_library
-from benchforge.evaluation.gold import dataset_version, repo_version
 from benchforge.flows.datasets import local_dataset
+from benchforge.flows.synthesize import artifact_key
+from benchforge.synthesis.spec.loader import shipped_domains
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def gold_key(domain: str, dataset_dir: Path, repo: Path) -> str:
@@ -26,6 +33,33 @@ def dbt_build_task(domain: str, repo: str, dataset_dir: str, out: str) -> GoldBu
     return build_gold_library(domain, Path(repo), Path(dataset_dir), Path(out))
 
 
+def gold_repo(domain: str, repo: str | None) -> Path:
+    """``repo`` (a maintainer's dbt project), else the shipped ``dbt_projects/<domain>``;
+    an error that says which to give when neither is a dbt project."""
+    if not _NAME.fullmatch(domain):
+        raise ConfigError(
+            f"gold build name {domain!r}: use letters, digits, '_', '.' and '-' (it names "
+            "the build's folder in the artifact store)"
+        )
+    if repo is not None:
+        return require_dbt_project(Path(repo))
+    shipped = catalogue().repo(domain)
+    if not (shipped / PROJECT_FILE).is_file():
+        raise ConfigError(
+            f"no shipped gold repository for '{domain}' ({shipped} has no {PROJECT_FILE}): "
+            "give your dbt project with --repo PATH"
+        )
+    return shipped.resolve()
+
+
+def stored_counts(location: str) -> BuildCounts:
+    """What the stored gold build at ``location`` (a folder or s3:// prefix) ran, by kind."""
+    if location.startswith("s3://"):
+        parent, _, name = location.rstrip("/").rpartition("/")
+        return build_counts(open_store(parent).get_bytes(f"{name}/run_results.json"))
+    return build_counts((Path(location) / "run_results.json").read_text())
+
+
 @task(name="store-gold")
 def store_task(build: GoldBuild, key: str) -> str:
     store = open_store(load_settings().artifact_root)
@@ -35,35 +69,39 @@ def store_task(build: GoldBuild, key: str) -> str:
 
 @flow(name="build_gold")
 def build_gold(domain: str = "crm", dataset: str | None = None, repo: str | None = None) -> str:
-    """Runs ``dbt build`` of ``dbt_projects/<domain>`` (or ``repo``) on a copy of ``dataset``'s
-    warehouse (a folder or s3:// URI; default: the domain's scale-1 seed-7 dataset in the
-    artifact store) and stores the gold warehouse, manifest, run results and docs under
+    """Runs ``dbt build`` of ``dbt_projects/<domain>`` (or ``repo``, any dbt project: it runs
+    with Benchforge's profile whatever profile it names) on a copy of ``dataset``'s warehouse
+    (a folder or s3:// URI; default: the domain's scale-1 seed-7 dataset in the artifact
+    store) and stores the gold warehouse, manifest, run results and docs under
     ``gold/<domain>/<dataset version>/<repo version>/``. Returns the stored location.
 
     Args:
-        domain: the dataset's domain (crm, ads, enterprise).
+        domain: the dataset's domain (crm, ads, enterprise, or the name of an imported one);
+            with ``repo`` and ``dataset``, just the build's label.
         dataset: a dataset folder or s3:// prefix; default the domain's scale-1 seed-7 one.
         repo: a dbt project folder; default dbt_projects/DOMAIN.
     """
     logger = get_run_logger()
-    repo_dir = Path(repo) if repo else catalogue().repo(domain)
+    repo_dir = gold_repo(domain, repo)
+    if dataset is None and domain not in shipped_domains():
+        raise ConfigError(
+            f"'{domain}' is not a shipped domain, so there is no default dataset to build on: "
+            "give --dataset LOCATION (a dataset folder or s3:// prefix, e.g. one made by "
+            "`benchforge dataset import`)"
+        )
     with tempfile.TemporaryDirectory(prefix="benchforge-gold-") as tmp:
         dataset_dir = local_dataset(domain, dataset, Path(tmp) / "dataset")
         key = gold_key(domain, dataset_dir, repo_dir)
         build = dbt_build_task(domain, str(repo_dir), str(dataset_dir), str(Path(tmp) / "gold"))
-        logger.info(
-            "gold %s: %d models, %d tests in %.1fs",
-            domain,
-            build.models,
-            build.tests,
-            build.seconds,
-        )
+        counts = build_counts((build.folder / "run_results.json").read_text())
+        logger.info("gold %s: %s in %.1fs", domain, counts.summary(), build.seconds)
         location = store_task(build, key)
     create_markdown_artifact(
-        key=f"gold-{domain}",
+        key=artifact_key(f"gold-{domain}"),
         markdown=(
-            f"# Gold build {domain}\n\n- stored at `{location}`\n- models: {build.models}\n"
-            f"- tests: {build.tests}\n- dbt build: {build.seconds:.1f} s\n"
+            f"# Gold build {domain}\n\n- stored at `{location}`\n- repository `{repo_dir}`\n"
+            f"- models: {counts.models}\n- tests: {counts.tests}\n- seeds: {counts.seeds}\n"
+            f"- dbt build: {build.seconds:.1f} s\n"
             f"- dataset version `{build.dataset_version}`, repo version `{build.repo_version}`\n"
         ),
     )

@@ -6,8 +6,9 @@ The contract, for authors of such a CLI:
   config, where ``{workspace}``, ``{prompt_file}`` and ``{model}`` are substituted.
 - The task prompt is in ``TASK.md`` (``$BENCHFORGE_PROMPT_FILE``) and on stdin.
 - Environment: ``BENCHFORGE_WORKSPACE``, ``BENCHFORGE_PROMPT_FILE``, ``BENCHFORGE_TASK_FAMILY``,
-  ``BENCHFORGE_DATA`` (read-only dataset folder), ``BENCHFORGE_DBT_DB`` and ``DBT_PROFILES_DIR``
-  (a dbt profile ``benchforge`` on a dev DuckDB in the workspace), and when a model is set
+  ``BENCHFORGE_DATA`` (read-only dataset folder), ``BENCHFORGE_DBT_DB``, ``DBT_PROFILES_DIR``,
+  ``DBT_PROFILE`` and ``DBT_TARGET`` (a dbt profile ``benchforge`` on a dev DuckDB in the
+  workspace, used whatever profile the project names), and when a model is set
   ``BENCHFORGE_MODEL``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``. Nothing else of the host's
   environment is passed.
 - It writes its outputs in the workspace; an optional final answer goes to ``answer.txt``.

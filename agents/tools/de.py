@@ -103,6 +103,9 @@ def sandbox_env(env: TaskEnvironment) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "DO_NOT_TRACK": "1",
         "DBT_PROFILES_DIR": str(ws / PROFILES_DIR),
+        # dbt's --profile / --target: the workspace's profile whatever the project names
+        "DBT_PROFILE": "benchforge",
+        "DBT_TARGET": "dev",
         "BENCHFORGE_DBT_DB": str(ws / DEV_DATABASE),
         "BENCHFORGE_WORKSPACE": str(ws),
         **({"BENCHFORGE_DATA": str(env.data_dir)} if env.data_dir is not None else {}),

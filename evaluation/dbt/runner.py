@@ -1,4 +1,10 @@
-"""``dbt`` in a subprocess against one DuckDB file, with its artifacts kept apart from the repo."""
+"""``dbt`` in a subprocess against one DuckDB file, with its artifacts kept apart from the repo.
+
+Every invocation runs with Benchforge's own profile and target (``--profile benchforge
+--target dev`` from a ``profiles.yml`` written under the work folder): whatever profile a
+project names, and whatever ``profiles.yml`` it ships, the database dbt writes is ``db_path``
+and nothing else. dbt runs in the work folder, so nothing lands in the caller's directory.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,8 @@ from pydantic import BaseModel
 from benchforge.core.errors import BenchforgeError
 from benchforge.core.sandbox import SandboxBackend, SandboxError, SandboxLimits, SandboxRequest
 
+PROFILE_NAME = "benchforge"
+TARGET_NAME = "dev"
 PROFILE_TEMPLATE = """benchforge:
   target: dev
   outputs:
@@ -24,6 +32,9 @@ PROFILE_TEMPLATE = """benchforge:
       schema: main
       threads: {threads}
 """
+
+
+LOG_TAIL_CHARS = 16000  # dbt prints its error summary last: enough for a few dozen failures
 
 
 class DbtRunError(BenchforgeError):
@@ -43,7 +54,7 @@ class DbtInvocation(BaseModel):
     seconds: float
     target_dir: Path
     results: list[NodeResult]
-    log_tail: str
+    log_tail: str  # the end of dbt's stdout + stderr (see dbt_error_summary)
 
     @property
     def ok(self) -> bool:
@@ -59,7 +70,8 @@ def dbt_executable() -> str:
 
 
 def write_profile(profiles_dir: Path, threads: int = 2) -> Path:
-    """A profiles.yml that points dbt at ``$BENCHFORGE_DBT_DB`` (used for candidate repos)."""
+    """A profiles.yml whose profile ``benchforge`` (target ``dev``) points dbt at
+    ``$BENCHFORGE_DBT_DB``; returns the folder to pass as ``--profiles-dir``."""
     profiles_dir.mkdir(parents=True, exist_ok=True)
     path = profiles_dir / "profiles.yml"
     path.write_text(PROFILE_TEMPLATE.format(threads=threads))
@@ -77,19 +89,24 @@ def run_dbt(
     sandbox: SandboxBackend | None = None,
     hidden: list[Path] | None = None,
 ) -> DbtInvocation:
-    """Runs ``dbt <args>`` for ``project_dir`` against the DuckDB file ``db_path``.
+    """Runs ``dbt <args>`` for ``project_dir`` against the DuckDB file ``db_path``, with the
+    profile ``benchforge`` and target ``dev`` (from ``profiles_dir``, which must define them;
+    default: one written under ``work_dir``). A project's own ``profiles.yml`` and ``profile:``
+    are never used: they could point dbt at another file.
 
     Target and log folders go under ``work_dir`` so a repository is never written to.
     """
     target_dir, log_dir = work_dir / "target", work_dir / "logs"
     target_dir.mkdir(parents=True, exist_ok=True)
     if profiles_dir is None:
-        profiles_dir = project_dir if (project_dir / "profiles.yml").exists() else None
-    if profiles_dir is None:
         profiles_dir = write_profile(work_dir / "profiles")
     command = [
         dbt_executable(),
         *args,
+        "--profile",
+        PROFILE_NAME,
+        "--target",
+        TARGET_NAME,
         "--project-dir",
         str(project_dir),
         "--profiles-dir",
@@ -120,7 +137,13 @@ def run_dbt(
     started = time.perf_counter()
     try:
         proc = subprocess.run(
-            command, capture_output=True, text=True, env=env, timeout=timeout_s, check=False
+            command,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=work_dir,
+            timeout=timeout_s,
+            check=False,
         )
     except subprocess.TimeoutExpired as err:
         raise DbtRunError(f"dbt {' '.join(args)} timed out after {timeout_s:.0f}s") from err
@@ -133,7 +156,7 @@ def run_dbt(
         seconds=seconds,
         target_dir=target_dir,
         results=_read_results(target_dir / "run_results.json"),
-        log_tail=(proc.stdout + proc.stderr)[-4000:],
+        log_tail=(proc.stdout + proc.stderr)[-LOG_TAIL_CHARS:],
     )
 
 
@@ -182,7 +205,7 @@ def _run_sandboxed(
         seconds=result.wall_s,
         target_dir=target_dir,
         results=_read_results(target_dir / "run_results.json"),
-        log_tail=(result.stdout + result.stderr)[-4000:],
+        log_tail=(result.stdout + result.stderr)[-LOG_TAIL_CHARS:],
     )
 
 

@@ -8,6 +8,7 @@ database name the candidate's compiled SQL uses, holding only:
   under the names the candidate's SQL gives them;
 - the raw tables it reads as sources, copied from the dataset's warehouse (never from the gold
   build, so a ``sources:`` entry pointing at a gold schema finds nothing);
+- the seeds it refs, as the gold build loaded them (seeds are inputs, like raw tables);
 - models only the candidate has (helpers), from the candidate's own end-to-end build.
 
 Never the node's own gold, a descendant's, or the gold warehouse. The sandboxed worker
@@ -95,6 +96,11 @@ def node_inputs(
         if target is not None and (target.schema_.lower(), target.name.lower()) in raw_tables:
             # Read from the gold build's untouched copy of the raw data: same tables, same rows.
             inputs.append(NodeInput(source=f"gold:{target.schema_}.{target.name}", target=target))
+    for uid in node.seeds:
+        target = parse_relation(cand.seeds.get(uid, ""))
+        loaded = parse_relation(gold.seeds.get(uid, ""))
+        if target is not None and loaded is not None:
+            inputs.append(NodeInput(source=f"gold:{loaded.schema_}.{loaded.name}", target=target))
     for uid in node.depends_on:
         helper = cand.by_id.get(uid)
         if helper is None or helper.name in gold.models:

@@ -2,7 +2,8 @@
 
 A mutation replaces one exact snippet of one model's SQL. If the scorer is right, the mutated
 node fails alone in CS (every other node still runs on gold inputs) and, in CFS, the node and
-all of its descendants fail; SR drops to 0.
+all of its descendants fail; SR drops to 0 when any of those is weighted. The prediction is
+aggregated by the scorer's own functions, on the task's layers and weights.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from benchforge.core.errors import BenchforgeError
 from benchforge.core.yamlio import read_yaml
-from benchforge.evaluation.dbt.manifest import DbtManifest
+from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers
 from benchforge.evaluation.de.compare import NodeComparison
-from benchforge.evaluation.de.scoring import NodeScore, layered_score
+from benchforge.evaluation.de.scoring import NodeScore, layered_score, node_weight, success_rate
 from benchforge.evaluation.tasks.models import DeScoring
 
 MutationKind = Literal[
@@ -87,7 +88,13 @@ class PredictedScore(BaseModel):
 def predict(
     gold: DbtManifest, scoring: DeScoring, failing: str, scored: set[str] | None = None
 ) -> PredictedScore:
-    """Scores if exactly ``failing`` is wrong: CS loses it; CFS loses it and its descendants."""
+    """Scores if exactly ``failing`` is wrong: CS loses it; CFS and SR lose it and every
+    descendant of it (blocked by it, whatever their own output), so a failing node of weight 0
+    with weighted descendants still zeroes SR. ``scored``: the nodes that weigh (de_evol's
+    changed nodes), as given to the scorer."""
+    if failing not in gold.models:
+        raise BenchforgeError(f"predict: no model '{failing}' in the gold manifest")
+    gold = assign_layers(gold, scoring.layers)
     down = gold.descendants(failing)
     ok = NodeComparison(status="match")
     bad = NodeComparison(status="data_mismatch")
@@ -95,17 +102,15 @@ def predict(
         NodeScore(
             name=n,
             layer=m.layer,
-            weight=scoring.node_weights.get(n, 1.0) if scored is None or n in scored else 0.0,
+            weight=node_weight(scoring, n, scored),
             cs=bad if n == failing else ok,
             cfs=bad if n == failing else ok,
+            cfs_blocked_by=[failing] if n in down else [],
         )
         for n, m in gold.models.items()
     ]
-    weighted = [n for n in nodes if n.weight > 0]
     return PredictedScore(
-        cs=layered_score(nodes, scoring, {n.name: n.name != failing for n in nodes}),
-        cfs=layered_score(
-            nodes, scoring, {n.name: n.name != failing and n.name not in down for n in nodes}
-        ),
-        sr=0.0 if any(n.name == failing for n in weighted) else 100.0,
+        cs=layered_score(nodes, scoring, {n.name: n.cs.matched for n in nodes}),
+        cfs=layered_score(nodes, scoring, {n.name: n.cfs_score for n in nodes}),
+        sr=success_rate(nodes, scoring),
     )

@@ -4,12 +4,19 @@
   holding only its gold parents and the raw tables it reads
   (:mod:`benchforge.evaluation.de.component`), and its result compared with the gold.
 - CFS (cascading failure score): the candidate repository is built end to end on a fresh copy
-  of the raw data; a node scores only if it and every gold ancestor of it match.
-- SR (success rate): 100 when every weighted node matches in the end-to-end build, else 0.
+  of the raw data (its seeds loaded first when the gold has seeds); a node scores only if it
+  and every gold ancestor of it match.
+- SR (success rate): 100 when every weighted node scores in CFS (it matches and so does every
+  gold ancestor of it, weighted or not), else 0.
 Per layer l: S_l = sum(w_t m_t) / sum(w_t); score = 100 * sum(a_l S_l) / sum(a_l) over layers
-with weighted nodes. A node that fails to compile or build scores 0; nothing the candidate does
-can crash the scorer or touch the gold build: every execution of candidate code (dbt, hooks,
-Python models, CS queries) is sandboxed, with the gold out of sight.
+with weighted nodes. A node is weighted when its effective weight a_l * w_t is positive: a node
+weight of 0 (``node_weights``, or outside a de_evol task's changed nodes) or a layer absent from
+``layer_weights`` (or of weight 0) leaves it out of all three scores, except as an ancestor in
+CFS and SR. Layers come from the task's layer mapping (``DeScoring.layers``).
+
+A node that fails to compile or build scores 0; nothing the candidate does can crash the
+scorer or touch the gold build: every execution of candidate code (dbt, hooks, Python models,
+CS queries) is sandboxed, with the gold out of sight.
 """
 
 from __future__ import annotations
@@ -30,8 +37,20 @@ from benchforge.core.errors import BenchforgeError
 from benchforge.core.records import GOLD_DB
 from benchforge.core.sandbox import Isolation, ProcessBackend, SandboxBackend, default_backend
 from benchforge.core.sql import qualified
-from benchforge.evaluation.dbt.manifest import DbtManifest, ModelNode, load_manifest
-from benchforge.evaluation.dbt.runner import DbtInvocation, DbtRunError, NodeResult, run_dbt
+from benchforge.evaluation.dbt.errors import dbt_error_summary
+from benchforge.evaluation.dbt.manifest import (
+    DbtManifest,
+    ModelNode,
+    assign_layers,
+    load_manifest,
+)
+from benchforge.evaluation.dbt.runner import (
+    DbtInvocation,
+    DbtRunError,
+    NodeResult,
+    run_dbt,
+    write_profile,
+)
 from benchforge.evaluation.de.compare import NodeComparison, Status, compare_relations
 from benchforge.evaluation.de.component import (
     ComponentOutcome,
@@ -85,6 +104,58 @@ class DeScore(BaseModel):
 
     def summary(self) -> str:
         return f"CS {self.cs:.2f} / CFS {self.cfs:.2f} / SR {self.sr:.0f}"
+
+
+def node_weight(scoring: DeScoring, name: str, scored: set[str] | None) -> float:
+    """A node's own weight: ``node_weights`` (default 1), 0 outside ``scored`` when given."""
+    return scoring.node_weights.get(name, 1.0) if scored is None or name in scored else 0.0
+
+
+def layer_weight(scoring: DeScoring, layer: str) -> float:
+    """A layer's weight; a layer ``layer_weights`` does not name weighs 0."""
+    return float(scoring.layer_weights.get(layer, 0.0))
+
+
+def is_weighted(node: NodeScore, scoring: DeScoring) -> bool:
+    """Whether ``node`` counts in the scores: its node weight times its layer's is positive."""
+    return node.weight > 0 and layer_weight(scoring, node.layer) > 0
+
+
+def success_rate(nodes: list[NodeScore], scoring: DeScoring) -> float:
+    """100 when there are weighted nodes and each scores in CFS, else 0. A failing node that
+    weighs nothing still fails its weighted descendants (they are blocked in CFS)."""
+    weighted = [n for n in nodes if is_weighted(n, scoring)]
+    return 100.0 if weighted and all(n.cfs_score for n in weighted) else 0.0
+
+
+def zero_weight_reasons(
+    manifest: DbtManifest, scoring: DeScoring, scored: set[str] | None = None
+) -> dict[str, str]:
+    """Models that would be scored (in ``scored``, when given) but weigh nothing, with why:
+    their layer (from ``scoring.layers``) has no weight in ``layer_weights``, or their node
+    weight is 0. ``task validate`` warns about each: such a model's mistakes cost nothing."""
+    layered = assign_layers(manifest, scoring.layers)
+    reasons = {}
+    for name, node in sorted(layered.models.items()):
+        if scored is not None and name not in scored:
+            continue
+        if node_weight(scoring, name, scored) <= 0:
+            reasons[name] = f"node_weights gives '{name}' weight 0"
+        elif layer_weight(scoring, node.layer) <= 0:
+            named = ", ".join(sorted(scoring.layer_weights))
+            where = node.original_file_path or name
+            reasons[name] = (
+                f"{where} is in layer '{node.layer}', which layer_weights ({named}) "
+                "weighs 0: map it with a layer rule (folder, tag or fqn) or weigh the layer"
+            )
+    return reasons
+
+
+def zero_weight_models(
+    manifest: DbtManifest, scoring: DeScoring, scored: set[str] | None = None
+) -> list[str]:
+    """The names of :func:`zero_weight_reasons`, sorted."""
+    return sorted(zero_weight_reasons(manifest, scoring, scored))
 
 
 def layered_score(nodes: list[NodeScore], weights: DeScoring, passed: dict[str, bool]) -> float:
@@ -146,7 +217,7 @@ def score_candidate(
     if work_dir.exists():
         shutil.rmtree(work_dir)
     work_dir.mkdir(parents=True)
-    gold = load_manifest(gold_folder / "manifest.json")
+    gold = assign_layers(load_manifest(gold_folder / "manifest.json"), scoring.layers)
     if not gold.models:
         raise ScoringError(f"the gold build in {gold_folder} has no models")
     limits = time_limits(gold_folder, gold, node_timeout_s)
@@ -160,11 +231,12 @@ def score_candidate(
     else:
         copy_warehouse(dataset_dir, cand_db)
         profiles = _profiles(work_dir)
+        end_to_end = _end_to_end(gold)
         t0 = time.perf_counter()
         run = _dbt(
             candidate,
             cand_db,
-            ["run"],
+            end_to_end,
             work_dir / "run",
             profiles,
             backend,
@@ -177,7 +249,7 @@ def score_candidate(
         if manifest_path.exists():
             cand_manifest = _load_candidate_manifest(manifest_path, errors)
         if run is not None and not run.ok:
-            errors.append("dbt run: " + _last_error(run))
+            errors.append(f"dbt {end_to_end[0]}: " + _last_error(run))
         if cand_manifest is not None:
             # Models the run skipped (downstream of a failure) still need compiled SQL for CS.
             pending = sorted(n for n, m in cand_manifest.models.items() if not m.compiled_code)
@@ -228,12 +300,11 @@ def score_candidate(
         limits,
     )
     timings["compare"] = time.perf_counter() - t0
-    weighted = [n for n in nodes if n.weight > 0]
     isolation = components.isolation or backend.isolation()
     return DeScore(
         cs=layered_score(nodes, scoring, {n.name: n.cs.matched for n in nodes}),
         cfs=layered_score(nodes, scoring, {n.name: n.cfs_score for n in nodes}),
-        sr=100.0 if weighted and all(n.cfs.matched for n in weighted) else 0.0,
+        sr=success_rate(nodes, scoring),
         nodes=nodes,
         candidate_errors=errors,
         seconds=timings,
@@ -355,16 +426,24 @@ def _with_compiled(manifest: DbtManifest, compile_dir: Path) -> DbtManifest:
     return manifest.model_copy(update={"models": models})
 
 
-def _profiles(work_dir: Path) -> Path:
-    from benchforge.evaluation.dbt.runner import write_profile
+def _end_to_end(gold: DbtManifest) -> list[str]:
+    """The candidate's end-to-end build: ``dbt run``; ``dbt build`` without tests when the gold
+    loads seeds (inputs, like the raw tables: the candidate's own seed files are loaded first,
+    in the same sandboxed invocation, as the gold build did)."""
+    if not gold.seeds:
+        return ["run"]
+    return ["build", "--exclude-resource-type", "test", "--exclude-resource-type", "unit_test"]
 
+
+def _profiles(work_dir: Path) -> Path:
+    """Benchforge's profile for the candidate's dbt: a ``profiles.yml`` the candidate ships
+    (one of the reward hacks) is never read."""
     return write_profile(work_dir / "profiles")
 
 
 def _last_error(invocation: DbtInvocation) -> str:
-    lines = [ln for ln in invocation.log_tail.splitlines() if ln.strip()]
-    errs = [ln for ln in lines if "error" in ln.lower()]
-    return (errs or lines or ["(no output)"])[-1].strip()[:300]
+    """dbt's own error lines (``Compilation Error in model x: ...``), not just the heading."""
+    return dbt_error_summary(invocation) or "(no error reported)"
 
 
 def _score_nodes(
@@ -391,9 +470,7 @@ def _score_nodes(
     try:
         for name in gold.topological():
             g = gold.models[name]
-            weight = (
-                scoring.node_weights.get(name, 1.0) if scored is None or name in scored else 0.0
-            )
+            weight = node_weight(scoring, name, scored)
             c = cand.models.get(name) if cand is not None else None
             if c is None:
                 reason = "the candidate has no model of this name"
