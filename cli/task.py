@@ -14,7 +14,7 @@ from benchforge.cli.common import Subparsers, quiet_prefect
 if TYPE_CHECKING:
     from benchforge.evaluation.tasks import LoadedTask
     from benchforge.evaluation.tasks.authoring import TaskReview
-    from benchforge.evaluation.tasks.models import DatasetRef
+    from benchforge.evaluation.tasks.models import DatasetRef, LayerRule
 
 DESCRIPTION = """\
 new FAMILY      scaffold task_specs/<suite>/<id>/ (de_impl: with its first contract)
@@ -66,6 +66,11 @@ def add_parser(sub: Subparsers) -> None:
         help="verify on this dataset (folder or s3://) instead of the tasks' own; DOMAIN= when "
         "PATH holds tasks of several domains (repeatable)",
     )
+    verify_parser.add_argument(
+        "--no-hacks",
+        action="store_true",
+        help="skip the reward-hack catalogue (minutes per de_impl task; the nightly runs it)",
+    )
     verify_parser.set_defaults(func=task_command)
     prepare_parser = actions.add_parser("prepare", help="da_open: rubrics with anchor values")
     _path(prepare_parser)
@@ -114,6 +119,14 @@ def _new_parser(actions: Subparsers) -> None:
         default=".",
         help="the catalogue root: the folder holding task_specs/ (default: here); --repo "
         "and --dataset are written relative to it when inside it",
+    )
+    new.add_argument(
+        "--layer",
+        action="append",
+        default=[],
+        metavar="[folder:|tag:|fqn:]MATCH=LAYER",
+        help="de_impl / de_evol: a scoring.layers rule, e.g. models/reporting=marts, "
+        "tag:finance=marts, fqn:shop.legacy.*=staging (repeatable; first match wins)",
     )
     new.add_argument("--force", action="store_true", help="overwrite an existing scaffold")
     new.set_defaults(func=task_command)
@@ -258,7 +271,7 @@ def verify(args: argparse.Namespace) -> int:
     datasets = _verify_datasets(args.dataset, sorted({t.spec.domain for t in tasks}))
     from benchforge.flows.verify import verification_cells, verify_tasks
 
-    results = verify_tasks(path=str(root), datasets=datasets or None)
+    results = verify_tasks(path=str(root), datasets=datasets or None, hacks=not args.no_hacks)
     for r in results:
         gold, empty, checks, held = verification_cells(r)
         extra = ""
@@ -270,7 +283,10 @@ def verify(args: argparse.Namespace) -> int:
             extra += f", reward hacks {held} held"
         print(f"ok  {r.task}: gold {gold}, empty {empty}{extra}")
     tried = sum(len(r.hacks) for r in results)
-    print(f"reward hacks: {tried} tried, {sum(h.ok for r in results for h in r.hacks)} held")
+    if args.no_hacks:
+        print("reward hacks: not tried (--no-hacks; the nightly verification tries them all)")
+    else:
+        print(f"reward hacks: {tried} tried, {sum(h.ok for r in results for h in r.hacks)} held")
     return 0
 
 
@@ -374,6 +390,8 @@ def new(args: argparse.Namespace) -> int:
     )
     made = scaffold_task(draft, force=args.force)
     task = made.task
+    if args.layer:
+        task = _with_layer_rules(task, [_layer_rule(text) for text in args.layer])
     written = list(made.written)
     if task.spec.family == "de_impl":
         written.append(_first_contract(task))
@@ -382,6 +400,38 @@ def new(args: argparse.Namespace) -> int:
     for line in _next_steps(task):
         print(line)
     return 0
+
+
+def _layer_rule(text: str) -> LayerRule:
+    """``[folder:|tag:|fqn:]MATCH=LAYER`` as a rule (a bare MATCH is a folder)."""
+    from benchforge.core.errors import ConfigError
+    from benchforge.evaluation.tasks.models import LayerRule
+
+    match, sep, layer = text.rpartition("=")
+    kind, colon, value = match.partition(":")
+    if not colon:
+        kind, value = "folder", match
+    if not sep or not value or not layer or kind not in ("folder", "tag", "fqn"):
+        raise ConfigError(
+            f"--layer {text!r}: expected [folder:|tag:|fqn:]MATCH=LAYER, "
+            "e.g. models/reporting=marts or tag:finance=marts"
+        )
+    return LayerRule.model_validate({"layer": layer, kind: value.rstrip("/")})
+
+
+def _with_layer_rules(task: LoadedTask, rules: list[LayerRule]) -> LoadedTask:
+    """Rewrites the scaffolded task.yaml with ``scoring.layers`` set (before its contract is
+    generated: the contract records the layer mapping)."""
+    from benchforge.core.errors import ConfigError
+    from benchforge.evaluation.tasks.loader import TASK_FILE, load_task
+    from benchforge.evaluation.tasks.scaffold import rewrite_spec
+
+    if getattr(task.spec, "scoring", None) is None:
+        raise ConfigError(f"--layer: {task.spec.family} tasks have no DE scoring")
+    data = task.spec.model_dump(mode="json", exclude_unset=True)
+    data.setdefault("scoring", {})["layers"] = [r.model_dump(exclude_none=True) for r in rules]
+    rewrite_spec(task.folder / TASK_FILE, type(task.spec).model_validate(data))
+    return load_task(task.folder, missing_ok=("contract",))
 
 
 def _first_contract(task: LoadedTask) -> Path:

@@ -115,11 +115,20 @@ def scaffold_task(draft: TaskDraft, *, force: bool = False) -> Scaffold:
         raise ConfigError(f"{folder / TASK_FILE} exists (pass --force to overwrite the scaffold)")
     folder.mkdir(parents=True, exist_ok=True)
     made = family.scaffold(draft, folder)
-    header = TASK_HEADER.format(family=draft.family, folder=f"{TASKS_DIR}/{draft.suite}/{draft.id}")
-    (folder / TASK_FILE).write_text(commented_yaml(made.spec, header, first=("family",)))
+    rewrite_spec(folder / TASK_FILE, made.spec)
     task = load_task(folder, missing_ok=family.generated)
     written = sorted(p for p in folder.rglob("*") if p.is_file())
     return Scaffold(task=task, written=[*written, *made.outside])
+
+
+def rewrite_spec(path: Path, spec: TaskSpecBase) -> None:
+    """Writes ``spec`` as a scaffolded task.yaml: every field explained, unset ones commented
+    out with their defaults."""
+    folder = path.parent
+    header = TASK_HEADER.format(
+        family=spec.family, folder=f"{TASKS_DIR}/{folder.parent.name}/{folder.name}"
+    )
+    path.write_text(commented_yaml(spec, header, first=("family",)))
 
 
 def ensure_domain_mutations(tasks_dir: Path, domain: str) -> Path | None:

@@ -12,6 +12,7 @@ import pytest
 
 from benchforge.evaluation.leaderboard.formatting import MISSING
 from tests.integration import test_anonymize_release as anonymize_release
+from tests.integration.test_byo_walkthrough import walkthrough_commands
 from tests.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -93,6 +94,8 @@ def test_every_readme_command_is_covered_here() -> None:
         anonymize_release.POLICY_DRAFT,
         anonymize_release.POLICY_SCHEMA,
         "python bench/anonymize.py",
+        # tests/integration/test_byo_walkthrough.py runs its section's commands in order
+        *walkthrough_commands(),
     }
     assert set(readme_commands()) == covered
 
