@@ -182,8 +182,9 @@ def test_bad_input_gives_one_clear_line_and_writes_nothing(tmp_path: Path, s3_se
     broken.write_text(text.replace("table: users, fan_out: zipf", "table: people, fan_out: zipf"))
     bad_spec = benchforge("synth", str(broken), "--out", str(out))
     assert bad_spec.returncode == 2
-    assert f"{broken}: tables[1].columns[8].generator: foreign key to unknown table 'people'" in (
-        bad_spec.stderr
+    assert (
+        f"{broken}: tables.accounts.columns.owner_id.generator: foreign key to unknown table "
+        "'people'" in bad_spec.stderr
     )
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
@@ -211,7 +212,8 @@ def test_failed_generation_leaves_nothing_that_looks_complete(tmp_path: Path) ->
     out = tmp_path / "ds"
     result = benchforge("synth", str(broken), "--out", str(out), "--no-prefect")
     assert result.returncode == 2
-    assert "table 'opportunities' could not be generated" in result.stderr
+    # caught before anything is generated: the expression is compiled on an empty table
+    assert "tables.opportunities.columns." in result.stderr and "nope" in result.stderr
     assert not out.exists()
     assert list(tmp_path.iterdir()) == [broken]
 

@@ -87,7 +87,10 @@ def test_an_override_wins_over_the_location(tmp_path: Path) -> None:
     assert dirs[loaded.key] == str(other.resolve())
 
 
-def test_without_location_the_domain_is_synthesized_at_its_scale_and_seed(tmp_path: Path) -> None:
+def test_without_location_the_domain_is_synthesized_at_its_scale_and_seed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BENCHFORGE_ARTIFACT_ROOT", str(tmp_path / "artifacts"))
     impl = catalogue_with(tmp_path, {"domain": "mini", "scale": 0.5, "seed": 11})
     synth = Recorder()
     resolve_datasets([load_task(impl)], {}, tmp_path / "scratch", synthesize=synth)
