@@ -10,7 +10,7 @@ instead, for workers (``prefect worker start --pool NAME``) to run
     dataset-rebuild   rebuild_datasets() every Sunday at 01:00 UTC; with --anonymize-rebuilds
                       (or the anonymize_after parameter of a custom run) each dataset is also
                       anonymized under its domain's shipped policy
-    run-suite, score-run, report, verify-tasks, anonymize    on demand
+    run-suite, score-run, report, verify-tasks, anonymize, import-dataset    on demand
 
 A backfill is a custom run of ``nightly-eval`` (or ``run-suite``) from the Prefect UI or the
 API: every parameter is typed (``run_date`` is a date, ``datasets`` maps a domain to a dataset
@@ -41,6 +41,7 @@ from prefect.utilities.callables import ParameterSchema
 from pydantic import ConfigDict
 
 from benchforge.flows.anonymize import anonymize
+from benchforge.flows.dataset_import import import_dataset
 from benchforge.flows.nightly import nightly
 from benchforge.flows.rebuild import rebuild_datasets
 from benchforge.flows.report import report
@@ -94,6 +95,16 @@ def _specs(
                 tags=["benchforge"],
                 description="a dataset -> an anonymized release with its report, published "
                 "only if it passes its policy's thresholds",
+            ),
+        ),
+        (
+            import_dataset,
+            "flows/dataset_import.py:import_dataset",
+            dict(
+                name="import-dataset",
+                tags=["benchforge"],
+                description="a folder of CSV / Parquet files, a DuckDB file or a PostgreSQL "
+                "database -> a dataset (validated, published atomically)",
             ),
         ),
         (run_suite, "flows/runs.py:run_suite", dict(name="run-suite", tags=["benchforge"])),

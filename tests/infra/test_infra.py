@@ -26,6 +26,7 @@ def test_nightly_is_scheduled_with_typed_parameters() -> None:
         "verify-tasks",
         "verify-all-tasks",
         "anonymize",
+        "import-dataset",
     }
     nightly = found["nightly-eval"]
     assert [s.schedule.cron for s in nightly.schedules] == [NIGHTLY_CRON]  # type: ignore[union-attr]
