@@ -10,10 +10,11 @@ from __future__ import annotations
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
-from benchforge.core.publish import Target, discard, prepare_target, publish
+from benchforge.core.publish import Target
 from benchforge.core.records import DatasetRecord
 from benchforge.core.settings import load_settings
 from benchforge.flows.synthesize import artifact_key
+from benchforge.synthesis.dataset import publish_dataset, staged
 from benchforge.synthesis.importer import (
     ImportManifest,
     SourcePlan,
@@ -42,9 +43,7 @@ def validate_task(target: Target, name: str) -> ValidationReport:
 
 @task(name="publish-dataset")
 def publish_task(target: Target, report: ValidationReport | None) -> DatasetRecord:
-    record = write_record(target, report)
-    publish(target, load_settings())
-    return record
+    return publish_dataset(target, report, load_settings(), write_record)
 
 
 def summary(record: DatasetRecord, manifest: ImportManifest) -> str:
@@ -100,17 +99,13 @@ def import_dataset(
     logger = get_run_logger()
     check_name(name)
     plan = resolve_source(source, db_schema=db_schema, tables=tables)  # fails before writing
-    target = prepare_target(out or default_location(name))
-    try:
+    with staged(out or default_location(name)) as target:
         manifest = load_task(plan, target, name)
         logger.info("loaded %s rows of %d tables", f"{manifest.total_rows:,}", len(plan.tables))
         report = validate_task(target, name) if run_validation else None
         if report is not None:
             logger.info("%d expectations passed", len(report.results))
         record = publish_task(target, report)
-    except BaseException:
-        discard(target)
-        raise
     create_markdown_artifact(
         key=artifact_key(f"dataset-import-{name}"),
         markdown=summary(record, manifest),

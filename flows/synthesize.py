@@ -10,11 +10,11 @@ from prefect.artifacts import create_markdown_artifact
 from pydantic import Field
 
 from benchforge.core.progress import emit
-from benchforge.core.publish import Target, discard, prepare_target, publish
+from benchforge.core.publish import Target
 from benchforge.core.records import DatasetRecord
 from benchforge.core.settings import load_settings
 from benchforge.harness.datasets import default_dataset_location
-from benchforge.synthesis.dataset import validate_step, write_record
+from benchforge.synthesis.dataset import publish_dataset, staged, validate_step
 from benchforge.synthesis.engine import generate_dataset
 from benchforge.synthesis.engine.preflight import check_generates
 from benchforge.synthesis.spec import load_domain
@@ -47,9 +47,7 @@ def validate_task(domain: str, target: Target) -> ValidationReport:
 
 @task(name="publish-dataset")
 def publish_task(target: Target, report: ValidationReport | None) -> DatasetRecord:
-    record = write_record(target, report)
-    publish(target, load_settings())
-    return record
+    return publish_dataset(target, report, load_settings())
 
 
 @flow(name="synthesize")
@@ -73,17 +71,13 @@ def synthesize(
     logger = get_run_logger()
     # A malformed spec, or one that would not generate, fails here, before anything is written.
     check_generates(load_domain(domain), str(domain_spec_path(domain)))
-    target = prepare_target(out or default_dataset_location(domain, scale, seed))
-    try:
+    with staged(out or default_dataset_location(domain, scale, seed)) as target:
         rows = generate_task(domain, scale, seed, target)
         logger.info("generated %s rows of %s", f"{rows:,}", domain)
         report = validate_task(domain, target) if run_validation else None
         if report is not None:
             logger.info("%d expectations passed", len(report.results))
         record = publish_task(target, report)
-    except BaseException:
-        discard(target)
-        raise
     create_markdown_artifact(
         key=artifact_key(f"dataset-{Path(domain).stem}"),
         markdown=(

@@ -18,7 +18,6 @@ import json
 import re
 import shutil
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -26,10 +25,11 @@ import duckdb
 from pydantic import BaseModel
 
 from benchforge.core.artifacts import LAYOUT
-from benchforge.core.publish import Target, discard, prepare_target, publish
+from benchforge.core.publish import Target
 from benchforge.core.records import DatasetRecord, ImportStamp
 from benchforge.core.settings import BenchforgeSettings, load_settings
 from benchforge.core.sql import literal, quote
+from benchforge.synthesis.dataset import publish_dataset, stage_record, staged
 from benchforge.synthesis.engine import MANIFEST, PARQUET_DIR, WAREHOUSE, TableSummary
 from benchforge.synthesis.importer.profile import ProfileSuite, profile_warehouse
 from benchforge.synthesis.importer.sources import (
@@ -186,24 +186,10 @@ def validate_step(staging: Path, suite: ProfileSuite) -> ValidationReport:
 
 
 def write_record(target: Target, report: ValidationReport | None) -> DatasetRecord:
-    """Writes ``dataset.json`` into the staging folder: the last file of a dataset."""
+    """Writes the imported dataset's ``dataset.json`` (where it came from, no seed or scale)
+    into the staging folder."""
     manifest = read_import_manifest(target.staging)
-    record = DatasetRecord(
-        domain=manifest.domain,
-        origin="imported",
-        seed=None,
-        scale=None,
-        imported=manifest.source,
-        created_at=datetime.now(UTC),
-        location=target.out,
-        total_rows=manifest.total_rows,
-        anomaly_total=0,
-        table_checksums={n: t.parquet_sha256 for n, t in manifest.tables.items()},
-        validation_success=report.success if report else None,
-        validation_expectations=len(report.results) if report else 0,
-    )
-    LAYOUT.dataset_record_file(target.staging).write_text(record.model_dump_json(indent=2) + "\n")
-    return record
+    return stage_record(target, manifest, report, origin="imported", imported=manifest.source)
 
 
 def import_dataset(
@@ -224,16 +210,10 @@ def import_dataset(
     settings = settings or load_settings()
     check_name(name)
     plan = resolve_source(source, db_schema=db_schema, tables=tables)
-    target = prepare_target(out or default_location(name, settings))
-    try:
+    with staged(out or default_location(name, settings)) as target:
         stage_import(plan, target.staging, name, on_table=on_table)
         report = None
         if validate:
             report = validate_step(target.staging, profile_step(target.staging, name))
             report.raise_for_failures()
-        record = write_record(target, report)
-        publish(target, settings)
-        return record
-    except BaseException:
-        discard(target)
-        raise
+        return publish_dataset(target, report, settings, write_record)

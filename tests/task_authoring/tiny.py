@@ -14,13 +14,9 @@ of ``fct_orders`` must cost it in CS and both in CFS.
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
 from pathlib import Path
 
-import duckdb
-
-from benchforge.core.artifacts import LAYOUT
+from tests.support import datasets
 
 PROJECT = {
     "dbt_project.yml": (
@@ -78,46 +74,26 @@ mutations:
 
 
 def write_project(repo: Path) -> Path:
-    for rel, text in PROJECT.items():
-        path = repo / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return repo
+    return datasets.write_files(repo, PROJECT)
+
+
+RAW_TABLES = {
+    "customers": (
+        "select range as id, 'customer ' || range as name, "
+        "['FR', 'DE', 'ES'][range % 3 + 1] as country from range(6)"
+    ),
+    "orders": (
+        "select range + 1 as id, range % 6 as customer_id, "
+        "(range * 1.5)::double as amount from range(30)"
+    ),
+}
 
 
 def write_dataset(folder: Path) -> Path:
-    """Two raw tables and the completion record every dataset has (written last)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(folder / "warehouse.duckdb"))
-    con.execute("create schema raw")
-    con.execute(
-        "create table raw.customers as select range as id, 'customer ' || range as name, "
-        "['FR', 'DE', 'ES'][range % 3 + 1] as country from range(6)"
-    )
-    con.execute(
-        "create table raw.orders as select range + 1 as id, range % 6 as customer_id, "
-        "(range * 1.5)::double as amount from range(30)"
-    )
-    con.close()
-    record = {
-        "domain": "shop",
-        "seed": 1,
-        "scale": 1.0,
-        "created_at": datetime.now(UTC).isoformat(),
-        "location": str(folder),
-        "total_rows": 36,
-        "anomaly_total": 0,
-        "table_checksums": {"customers": "c1", "orders": "o1"},
-        "validation_success": None,
-        "validation_expectations": 0,
-    }
-    LAYOUT.dataset_record_file(folder).write_text(json.dumps(record))
-    return folder
+    """A dataset of the two raw tables of :data:`RAW_TABLES` (36 rows), made by hand."""
+    return datasets.write_dataset(folder, RAW_TABLES)
 
 
 def write_overlay(task_folder: Path) -> None:
     """Gold v2 of the de_evol task: whole files at their repository paths."""
-    for rel, text in V2.items():
-        path = task_folder / "gold_v2" / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+    datasets.write_files(task_folder / "gold_v2", V2)
