@@ -170,11 +170,17 @@ def read_import_manifest(folder: Path) -> ImportManifest:
     return ImportManifest.model_validate(json.loads((folder / MANIFEST).read_text()))
 
 
-def profile_step(staging: Path, name: str) -> ProfileSuite:
-    """Profiles the staged warehouse: the expectations the data implies."""
-    with duckdb.connect() as con:
-        con.execute(f"ATTACH {literal(str(staging / WAREHOUSE))} AS wh (READ_ONLY)")
-        return profile_warehouse(con, name, "wh", RAW)
+def profile_step(staging: Path, name: str, *, memory_limit: str = "512MB") -> ProfileSuite:
+    """Profiles the staged warehouse: the expectations the data implies. Distinct counts over
+    every column grow with the data, so DuckDB is capped and spills to the staging folder."""
+    try:
+        with duckdb.connect() as con:
+            con.execute(f"SET memory_limit = {literal(memory_limit)}")
+            con.execute(f"SET temp_directory = {literal(str(staging / SPILL_DIR))}")
+            con.execute(f"ATTACH {literal(str(staging / WAREHOUSE))} AS wh (READ_ONLY)")
+            return profile_warehouse(con, name, "wh", RAW)
+    finally:
+        shutil.rmtree(staging / SPILL_DIR, ignore_errors=True)
 
 
 def validate_step(staging: Path, suite: ProfileSuite) -> ValidationReport:

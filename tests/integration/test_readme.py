@@ -94,6 +94,7 @@ def test_every_readme_command_is_covered_here() -> None:
         anonymize_release.POLICY_DRAFT,
         anonymize_release.POLICY_SCHEMA,
         "python bench/anonymize.py",
+        "python bench/dataset_import.py",  # tests/importer/test_bench.py (smoke size)
         # tests/integration/test_byo_walkthrough.py runs its section's commands in order
         *walkthrough_commands(),
     }
