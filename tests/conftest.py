@@ -75,3 +75,24 @@ def s3_bucket(s3_client: Any) -> Iterator[str]:
         if objects:
             s3_client.delete_objects(Bucket=name, Delete={"Objects": objects})
     s3_client.delete_bucket(Bucket=name)
+
+
+# Test files that take minutes, longest first. scripts/test.sh runs two workers with
+# `--dist loadfile --no-loadscope-reorder`, so workers take whole files in collection order:
+# starting the longest files first keeps the run from ending on one worker still busy with a
+# long file while the other sits idle (longest-processing-time-first scheduling).
+SLOWEST_FILES = (
+    "tests/integration/test_readme.py",
+    "tests/integration/test_anonymize_release.py",
+    "tests/integration/test_byo_walkthrough.py",
+    "tests/integration/test_reward_hacks.py",
+    "tests/evaluation/test_shipped_tasks.py",
+    "tests/evaluation/test_heldout.py",
+    "tests/evaluation/test_gold.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: i for i, path in enumerate(SLOWEST_FILES)}
+    # stable: the order inside a file, and of all other files, is kept
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
