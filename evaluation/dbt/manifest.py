@@ -6,6 +6,7 @@ import json
 from fnmatch import fnmatchcase
 from functools import cached_property
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -137,7 +138,11 @@ def unmatched_rules(manifest: DbtManifest, rules: list[LayerRule]) -> list[Layer
 
 
 def load_manifest(path: Path) -> DbtManifest:
-    data = json.loads(path.read_text())
+    return parse_manifest(json.loads(path.read_text()))
+
+
+def parse_manifest(data: dict[str, Any]) -> DbtManifest:
+    """The models, sources and seeds of a dbt ``manifest.json`` document."""
     models: dict[str, ModelNode] = {}
     for uid, node in data["nodes"].items():
         if node.get("resource_type") != "model":

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -88,6 +89,7 @@ def run_dbt(
     extra_env: dict[str, str] | None = None,
     sandbox: SandboxBackend | None = None,
     hidden: list[Path] | None = None,
+    read_results: bool = True,
 ) -> DbtInvocation:
     """Runs ``dbt <args>`` for ``project_dir`` against the DuckDB file ``db_path``, with the
     profile ``benchforge`` and target ``dev`` (from ``profiles_dir``, which must define them;
@@ -95,9 +97,12 @@ def run_dbt(
     are never used: they could point dbt at another file.
 
     Target and log folders go under ``work_dir`` so a repository is never written to.
+    ``read_results=False`` leaves ``results`` empty: a scorer never opens what a sandboxed
+    dbt wrote (it collects ``run_results.json`` through its trust boundary instead).
     """
     target_dir, log_dir = work_dir / "target", work_dir / "logs"
-    target_dir.mkdir(parents=True, exist_ok=True)
+    if sandbox is None:  # sandboxed, dbt makes them: work_dir may be a tree candidate code wrote
+        target_dir.mkdir(parents=True, exist_ok=True)
     if profiles_dir is None:
         profiles_dir = write_profile(work_dir / "profiles")
     command = [
@@ -131,8 +136,19 @@ def run_dbt(
             if work_dir.resolve().is_relative_to(db_path.parent.resolve())
             else work_dir
         )
+        mounts = [project_dir]
+        if not profiles_dir.resolve().is_relative_to(root.resolve()):
+            mounts.append(profiles_dir)  # read-only: a hook cannot rewrite the profile
         return _run_sandboxed(
-            sandbox, command, args, project_dir, root, env, timeout_s, hidden or [], target_dir
+            sandbox,
+            command,
+            args,
+            mounts,
+            root,
+            env,
+            timeout_s,
+            hidden or [],
+            target_dir if read_results else None,
         )
     started = time.perf_counter()
     try:
@@ -164,12 +180,12 @@ def _run_sandboxed(
     sandbox: SandboxBackend,
     command: list[str],
     args: list[str],
-    project_dir: Path,
+    read_only: list[Path],
     work_dir: Path,
     host_env: dict[str, str],
     timeout_s: float,
     hidden: list[Path],
-    target_dir: Path,
+    target_dir: Path | None,
 ) -> DbtInvocation:
     """Untrusted projects (agent submissions): dbt in the sandbox, the project read-only, writes
     only under ``work_dir`` (database, target, logs), no network, ``hidden`` masked."""
@@ -188,7 +204,7 @@ def _run_sandboxed(
     request = SandboxRequest(
         argv=command,
         workspace=work_dir,
-        read_only=[project_dir],
+        read_only=read_only,
         hidden=hidden,
         env=env,
         limits=SandboxLimits(wall_s=timeout_s, memory_mb=4096, max_processes=256),
@@ -203,8 +219,8 @@ def _run_sandboxed(
         command=command,
         returncode=result.returncode if result.returncode is not None else -9,
         seconds=result.wall_s,
-        target_dir=target_dir,
-        results=_read_results(target_dir / "run_results.json"),
+        target_dir=target_dir or work_dir,
+        results=_read_results(target_dir / "run_results.json") if target_dir else [],
         log_tail=(result.stdout + result.stderr)[-LOG_TAIL_CHARS:],
     )
 
@@ -212,7 +228,11 @@ def _run_sandboxed(
 def _read_results(path: Path) -> list[NodeResult]:
     if not path.exists():
         return []
-    data = json.loads(path.read_text())
+    return parse_results(json.loads(path.read_text()))
+
+
+def parse_results(data: dict[str, Any]) -> list[NodeResult]:
+    """The node results of a ``run_results.json`` document."""
     return [
         NodeResult(
             unique_id=r["unique_id"],

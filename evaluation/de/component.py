@@ -14,8 +14,10 @@ database name the candidate's compiled SQL uses, holding only:
 Never the node's own gold, a descendant's, or the gold warehouse. The sandboxed worker
 (:mod:`benchforge.evaluation.de.cs_worker`) then runs each node's compiled SQL, which must be
 exactly one ``SELECT`` (parsed by DuckDB), with external access disabled and the configuration
-locked, and stores the result; the scorer compares it with the gold afterwards
-(:mod:`benchforge.evaluation.de.scoring`).
+locked, and stores the result. A collect step then exports each result as Parquet into a
+fresh folder (:mod:`benchforge.evaluation.de.boundary`), from which the scorer loads it to
+compare it with the gold (:mod:`benchforge.evaluation.de.scoring`): the scorer never opens the
+worker's folders.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -37,9 +40,16 @@ from benchforge.core.sandbox.models import Isolation
 from benchforge.core.sql import qualified, quote
 from benchforge.evaluation.dbt.manifest import DbtManifest, ModelNode
 from benchforge.evaluation.de import cs_worker
+from benchforge.evaluation.de.boundary import (
+    ScoringFolders,
+    UnsafeCollectedFile,
+    fresh_folder,
+    read_collected_json,
+)
 
 WORKER_SOURCE = Path(cs_worker.__file__).read_text()
 GOLD_DB_NAME = "gold.duckdb"
+COLLECT_TIMEOUT_S = 120.0  # exporting one relation (the collect step runs no candidate SQL)
 _IDENTIFIER = re.compile(r'"((?:[^"]|"")*)"|([^."]+)')
 
 
@@ -57,7 +67,7 @@ class NodeInput(BaseModel):
 class ComponentOutcome(BaseModel):
     """What the sandboxed run of one node produced."""
 
-    output: Path | None  # the DuckDB file holding ``main.result``
+    output: str | None  # the collected Parquet file (in ``collected-cs``) of ``main.result``
     error: str | None = None
 
 
@@ -192,28 +202,29 @@ def run_components(
     cand: DbtManifest,
     gold_folder: Path,
     raw_db: Path,
-    cand_db: Path | None,
-    work: Path,
+    helper_files: Callable[[set[str]], dict[str, Path]],
+    folders: ScoringFolders,
     sandbox: SandboxBackend,
     timeouts: dict[str, float],
     memory_mb: int = 2048,
 ) -> ComponentRun:
     """Runs every candidate node that has compiled SQL and a gold counterpart, sandboxed, each
-    for at most ``timeouts[node]`` seconds. ``cand_db`` must hold tables only (the frozen
-    copy of the candidate's build, see :func:`freeze_candidate`)."""
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
+    for at most ``timeouts[node]`` seconds, then collects the results. ``helper_files`` gives
+    the candidate's own helper relations ("schema.name") as per-relation DuckDB files made by
+    the scorer (from its collected build, never from the candidate's database)."""
+    work = fresh_folder(folders.components)
     names = [n for n in gold.topological() if n in cand.models and cand.models[n].compiled_code]
     outcomes: dict[str, ComponentOutcome] = {}
     if not names:
         return ComponentRun(outcomes=outcomes)
     t0 = time.perf_counter()
     gold_files = export_relations(gold_folder / GOLD_DB_NAME, gold_folder / "relations")
-    helpers = {h for n in names for h in _helpers(n, gold, cand)}
-    cand_files: dict[str, Path] = {}
-    if helpers and cand_db is not None and cand_db.exists():
-        cand_files = export_relations(cand_db, work / "helpers")
+    helpers = {
+        f"{cand.models[h].schema_}.{cand.models[h].alias}".lower()
+        for n in names
+        for h in _helpers(n, gold, cand)
+    }
+    cand_files = helper_files(helpers) if helpers else {}
     con = duckdb.connect()
     try:
         con.execute(f"ATTACH '{raw_db}' AS raw (READ_ONLY)")
@@ -232,16 +243,55 @@ def run_components(
     plan_path.write_text(json.dumps({"nodes": plan}))
     t1 = time.perf_counter()
     wall = sum(timeouts[n] for n in names) + 60
-    isolation, failure = _run_worker(sandbox, work, plan_path, wall, memory_mb)
+    isolation, failure = run_worker(sandbox, work, plan_path, wall, memory_mb)
     t2 = time.perf_counter()
+    # From here on ``work`` is the candidate's: only the collect step reads it.
+    collected, collect_failure = _collect_components(
+        sandbox, folders, [(str(e["name"]), Path(str(e["dir"])).name) for e in plan], memory_mb
+    )
     for entry in plan:
-        name, folder = str(entry["name"]), Path(str(entry["dir"]))
-        outcomes[name] = _outcome(folder, failure)
+        name = str(entry["name"])
+        outcomes[name] = _outcome(collected.get(name), failure or collect_failure)
     return ComponentRun(
         outcomes=outcomes,
         isolation=isolation,
-        seconds={"cs_inputs": t1 - t0, "cs_sandbox": t2 - t1},
+        seconds={
+            "cs_inputs": t1 - t0,
+            "cs_sandbox": t2 - t1,
+            "cs_collect": time.perf_counter() - t2,
+        },
     )
+
+
+def _collect_components(
+    sandbox: SandboxBackend,
+    folders: ScoringFolders,
+    nodes: list[tuple[str, str]],
+    memory_mb: int,
+) -> tuple[dict[str, dict[str, object]], str | None]:
+    """Each node's verdict and result, exported by the collect step into ``collected-cs``."""
+    out = fresh_folder(folders.collected_components)
+    plan = {
+        "mode": "collect_components",
+        "dir": str(out),
+        "root": str(folders.components),
+        "nodes": [{"name": name, "folder": folder} for name, folder in nodes],
+        "timeout_s": COLLECT_TIMEOUT_S,
+        "threads": 2,
+        "memory_mb": memory_mb,
+    }
+    plan_path = out / "plan.json"
+    plan_path.write_text(json.dumps(plan))
+    wall = COLLECT_TIMEOUT_S * max(1, len(nodes)) + 60
+    _, failure = run_worker(sandbox, out, plan_path, wall, memory_mb, [folders.components])
+    try:
+        status = read_collected_json(out, "status.json")
+        found = status.get("nodes") if isinstance(status, dict) else None
+    except UnsafeCollectedFile as err:
+        return {}, failure or f"collecting the component results: {err}"
+    if not isinstance(found, dict):
+        return {}, failure or "collecting the component results: no node list"
+    return {str(k): v for k, v in found.items() if isinstance(v, dict)}, failure
 
 
 def _helpers(name: str, gold: DbtManifest, cand: DbtManifest) -> list[str]:
@@ -275,7 +325,7 @@ def _plan_entry(
     }
 
 
-def _run_worker(
+def run_worker(
     sandbox: SandboxBackend,
     work: Path,
     plan_path: Path,
@@ -302,82 +352,12 @@ def _run_worker(
     return result.isolation, None
 
 
-class FrozenBuild(BaseModel):
-    """The candidate's end-to-end build copied into plain tables, in the sandbox."""
-
-    db: Path | None  # None: the freeze itself failed
-    errors: dict[str, str]  # "schema.name" -> why it could not be read
-    isolation: Isolation | None = None
-    failure: str | None = None
-
-
-def freeze_candidate(
-    cand_db: Path,
-    database: str,
-    relations: list[tuple[str, str]],
-    work: Path,
-    sandbox: SandboxBackend,
-    timeout_s: float,
-    memory_mb: int = 2048,
-) -> FrozenBuild:
-    """Copies ``relations`` of the candidate's database into tables of a new file, inside the
-    sandbox. A candidate view is bound there, where no gold exists (a view over ``gold.…``
-    made against a stand-in fails), so the scorer only ever reads tables."""
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
-    out = work / "frozen.duckdb"
-    plan = {
-        "mode": "freeze",
-        "dir": str(work),
-        "source": str(cand_db),
-        "database": database,
-        "out": str(out),
-        "relations": sorted(set(relations)),
-        "timeout_s": timeout_s,
-        "threads": 2,
-        "memory_mb": memory_mb,
-    }
-    plan_path = work / "plan.json"
-    plan_path.write_text(json.dumps(plan))
-    wall = timeout_s * max(1, len(relations)) + 60
-    isolation, failure = _run_worker(sandbox, work, plan_path, wall, memory_mb, [cand_db])
-    status_path = work / "status.json"
-    if failure is not None or not status_path.exists() or not out.exists():
-        return FrozenBuild(
-            db=None,
-            errors={},
-            isolation=isolation,
-            failure=failure or "the freeze step wrote nothing",
-        )
-    status: dict[str, str | None] = json.loads(status_path.read_text())
-    errors = {k: v for k, v in status.items() if v}
-    if views_in(out):
-        return FrozenBuild(
-            db=None, errors=errors, isolation=isolation, failure="the frozen build holds views"
-        )
-    return FrozenBuild(db=out, errors=errors, isolation=isolation)
-
-
-def views_in(db: Path) -> int:
-    """How many (non-internal) views a DuckDB file holds; the scorer attaches only files with
-    none, so no candidate SQL is ever bound in its process."""
-    con = duckdb.connect()
-    try:
-        con.execute(f"ATTACH '{db}' AS inspected (READ_ONLY)")
-        row = con.execute(
-            "SELECT count(*) FROM duckdb_views() WHERE database_name = 'inspected' AND NOT internal"
-        ).fetchone()
-        return int(row[0]) if row else 0
-    finally:
-        con.close()
-
-
-def _outcome(folder: Path, failure: str | None) -> ComponentOutcome:
-    status_path = folder / "status.json"
-    if not status_path.exists():
+def _outcome(collected: dict[str, object] | None, failure: str | None) -> ComponentOutcome:
+    if collected is None:
         return ComponentOutcome(output=None, error=failure or "the component run did not finish")
-    status = json.loads(status_path.read_text())
-    if not status.get("ok"):
-        return ComponentOutcome(output=None, error=str(status.get("error") or "failed"))
-    return ComponentOutcome(output=folder / "out.duckdb")
+    if collected.get("missing"):
+        return ComponentOutcome(output=None, error=failure or "the component run did not finish")
+    file = collected.get("file")
+    if not collected.get("ok") or not isinstance(file, str):
+        return ComponentOutcome(output=None, error=str(collected.get("error") or "failed"))
+    return ComponentOutcome(output=file)

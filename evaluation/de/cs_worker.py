@@ -17,16 +17,29 @@ The plan lists nodes in reverse topological order of the gold DAG, so when a nod
 no input file left on disk holds the gold output of that node or of any of its descendants.
 The comparison with the gold happens afterwards, in the scorer.
 
-A plan with ``"mode": "freeze"`` does the other sandboxed step: it copies the relations the
-candidate's end-to-end build left in its database into plain tables of a new file, with
-external access off, so that a candidate *view* is only ever bound here (where no gold
-exists), never in the scorer's process.
+The two *collect* modes carry what candidate code produced across the trust boundary. They run
+trusted code (this file) in a sandbox that sees the candidate's tree read-only and may write
+only a fresh folder the scorer made, and they write plain data files there (JSON copies and
+Parquet), so the scorer never opens a file in a tree candidate code could write:
+
+- ``"mode": "collect_build"``: copies dbt's ``manifest.json`` / ``run_results.json`` and every
+  model relation the manifest names from the candidate's database into ``t<i>.parquet`` (a
+  candidate *view* is bound here, where no gold exists, never in the scorer's process);
+- ``"mode": "collect_components"``: copies each CS node's status and ``main.result`` into
+  ``c<i>.parquet``.
+
+Files are opened component by component with ``O_NOFOLLOW`` (a symlink anywhere on the path
+is refused, even where no sandbox hides the host) and must be regular files; DuckDB files
+are attached through ``/proc/self/fd/N`` of the checked descriptor, so neither a swapped path
+nor a planted ``.wal`` beside the file is read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
 import sys
 import threading
 import time
@@ -143,9 +156,191 @@ def freeze(plan: dict[str, Any]) -> dict[str, Any]:
     return errors
 
 
+# --- collecting: the candidate's outputs as plain data files for the scorer --------------------
+
+MAX_JSON_BYTES = 512 * 1024 * 1024
+
+
+def open_beneath(root: str, relative: str) -> int:
+    """A read-only descriptor of the regular file ``root/relative``, no component of
+    ``relative`` (nor ``root`` itself) being a symlink; raises OSError otherwise."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(root, flags | os.O_DIRECTORY)
+    try:
+        parts = [p for p in relative.split("/") if p not in ("", ".")]
+        if not parts or ".." in parts:
+            raise OSError(f"not a path beneath the folder: {relative!r}")
+        for part in parts[:-1]:
+            inner = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        leaf = os.open(parts[-1], flags | os.O_NONBLOCK, dir_fd=fd)
+    finally:
+        os.close(fd)
+    info = os.fstat(leaf)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(leaf)
+        raise OSError(f"{relative} is not a regular file")
+    return leaf
+
+
+def _read_beneath(root: str, relative: str, limit: int = MAX_JSON_BYTES) -> bytes:
+    fd = open_beneath(root, relative)
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(f"{relative} is larger than {limit} bytes")
+    return data
+
+
+def _problem(err: BaseException) -> str:
+    return (str(err).splitlines() or [type(err).__name__])[0][:300]
+
+
+def _collect_connection(plan: dict[str, Any]) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:")
+    con.execute(f"SET threads = {int(plan['threads'])}")
+    con.execute(f"SET memory_limit = '{int(plan['memory_mb'])}MB'")
+    con.execute(f"SET temp_directory = '{os.path.join(plan['dir'], 'spill')}'")
+    return con
+
+
+def _lock_to(con: duckdb.DuckDBPyConnection, folder: str) -> None:
+    """External access off but for writing into ``folder`` (the collect folder)."""
+    con.execute(f"SET allowed_directories = ['{folder.rstrip('/')}/']")
+    for setting in _LOCKDOWN:
+        con.execute(setting)
+
+
+def _copy_out(
+    con: duckdb.DuckDBPyConnection, source: str, out: str, timeout_s: float
+) -> str | None:
+    timer = threading.Timer(timeout_s, con.interrupt)
+    timer.start()
+    try:
+        con.execute(f"COPY (SELECT * FROM {source}) TO '{out}' (FORMAT parquet)")
+        return None
+    except duckdb.Error as err:
+        with contextlib.suppress(OSError):
+            os.remove(out)
+        return _problem(err)
+    finally:
+        timer.cancel()
+
+
+def model_relations(manifest: dict[str, Any]) -> list[tuple[str, str]]:
+    """(schema, alias) of every model a dbt manifest lists."""
+    found = set()
+    for node in (manifest.get("nodes") or {}).values():
+        if isinstance(node, dict) and node.get("resource_type") == "model":
+            schema, alias = node.get("schema"), node.get("alias") or node.get("name")
+            if isinstance(schema, str) and isinstance(alias, str):
+                found.add((schema, alias))
+    return sorted(found)
+
+
+def collect_build(plan: dict[str, Any]) -> dict[str, Any]:
+    """dbt's artifacts and the candidate's model relations, out of ``plan["root"]``."""
+    root, out = plan["root"], plan["dir"]
+    status: dict[str, Any] = {"files": {}, "relations": [], "failure": None}
+    for name, relative in plan["files"].items():
+        try:
+            data = _read_beneath(root, relative)
+            json.loads(data)
+        except (OSError, ValueError) as err:
+            status["files"][name] = _problem(err)
+            continue
+        with open(os.path.join(out, name), "wb") as fh:
+            fh.write(data)
+        status["files"][name] = None
+    if status["files"].get(plan["manifest"]) is not None or plan["manifest"] not in status["files"]:
+        return status
+    with open(os.path.join(out, plan["manifest"]), encoding="utf-8") as fh:
+        relations = model_relations(json.load(fh))
+    try:
+        db_fd = open_beneath(root, plan["database"])
+    except OSError as err:
+        status["failure"] = f"the candidate's database: {_problem(err)}"
+        return status
+    con = _collect_connection(plan)
+    try:
+        name = _quote(plan["database_name"])
+        con.execute(f"ATTACH '/proc/self/fd/{db_fd}' AS {name} (READ_ONLY)")
+        _lock_to(con, out)
+        for index, (schema, alias) in enumerate(relations):
+            file = f"t{index:04d}.parquet"
+            source = f"{name}.{_quote(schema)}.{_quote(alias)}"
+            error = _copy_out(con, source, os.path.join(out, file), float(plan["timeout_s"]))
+            status["relations"].append(
+                {"schema": schema, "name": alias, "file": None if error else file, "error": error}
+            )
+    except duckdb.Error as err:
+        status["failure"] = f"reading the candidate's database: {_problem(err)}"
+    finally:
+        con.close()
+        os.close(db_fd)
+    return status
+
+
+def collect_components(plan: dict[str, Any]) -> dict[str, Any]:
+    """Each CS node's verdict and ``main.result``, out of ``plan["root"]``."""
+    root, out = plan["root"], plan["dir"]
+    nodes: dict[str, Any] = {}
+    for index, node in enumerate(plan["nodes"]):
+        folder = node["folder"]
+        try:
+            verdict = json.loads(_read_beneath(root, f"{folder}/status.json", 1 << 20))
+        except (OSError, ValueError) as err:
+            nodes[node["name"]] = {"ok": False, "error": None, "missing": _problem(err)}
+            continue
+        if not isinstance(verdict, dict) or not verdict.get("ok"):
+            error = verdict.get("error") if isinstance(verdict, dict) else None
+            nodes[node["name"]] = {"ok": False, "error": str(error or "failed")[:300]}
+            continue
+        nodes[node["name"]] = _collect_result(plan, root, out, folder, f"c{index:04d}.parquet")
+    return {"nodes": nodes}
+
+
+def _collect_result(
+    plan: dict[str, Any], root: str, out: str, folder: str, file: str
+) -> dict[str, Any]:
+    try:
+        db_fd = open_beneath(root, f"{folder}/out.duckdb")
+    except OSError as err:
+        return {"ok": False, "error": f"the component output: {_problem(err)}"}
+    con = _collect_connection(plan)
+    try:
+        con.execute(f"ATTACH '/proc/self/fd/{db_fd}' AS node_out (READ_ONLY)")
+        tables = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'node_out' "
+            "AND schema_name = 'main' AND table_name = ?",
+            [RESULT_TABLE],
+        ).fetchone()
+        if not tables or not tables[0]:
+            return {"ok": False, "error": "the component output holds no result table"}
+        _lock_to(con, out)
+        source = f"node_out.main.{_quote(RESULT_TABLE)}"
+        error = _copy_out(con, source, os.path.join(out, file), float(plan["timeout_s"]))
+        return {"ok": error is None, "error": error, "file": None if error else file}
+    except duckdb.Error as err:
+        return {"ok": False, "error": f"the component output: {_problem(err)}"}
+    finally:
+        con.close()
+        os.close(db_fd)
+
+
+COLLECTORS = {"collect_build": collect_build, "collect_components": collect_components}
+
+
 def main(plan_path: str) -> int:
     with open(plan_path, encoding="utf-8") as fh:
         plan = json.load(fh)
+    collector = COLLECTORS.get(plan.get("mode", ""))
+    if collector is not None:
+        status = collector(plan)
+        with open(os.path.join(plan["dir"], "status.json"), "w", encoding="utf-8") as fh:
+            json.dump(status, fh)
+        return 0
     if plan.get("mode") == "freeze":
         status = freeze(plan)
         with open(os.path.join(plan["dir"], "status.json"), "w", encoding="utf-8") as fh:

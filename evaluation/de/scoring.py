@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -51,20 +50,23 @@ from benchforge.evaluation.dbt.runner import (
     run_dbt,
     write_profile,
 )
-from benchforge.evaluation.de.compare import NodeComparison, Status, compare_relations
-from benchforge.evaluation.de.component import (
-    ComponentOutcome,
-    ComponentRun,
-    freeze_candidate,
-    run_components,
-    views_in,
+from benchforge.evaluation.de.boundary import (
+    ScoringFolders,
+    UnsafeCollectedFile,
+    collected_file_path,
 )
-from benchforge.evaluation.de.cs_worker import RESULT_TABLE
+from benchforge.evaluation.de.collected import (
+    CANDIDATE_DB,
+    CollectedBuild,
+    collect_build,
+    helper_files,
+)
+from benchforge.evaluation.de.compare import NodeComparison, Status, compare_relations
+from benchforge.evaluation.de.component import ComponentOutcome, ComponentRun, run_components
 from benchforge.evaluation.gold import copy_warehouse
 from benchforge.evaluation.tasks.models import DeScoring
 
-CANDIDATE_DB = "cand.duckdb"
-CS_DB = "compare.duckdb"
+COMPARE_DB = "compare.duckdb"  # in the scorer's private folder, never mounted
 
 log = logging.getLogger(__name__)
 
@@ -207,97 +209,52 @@ def score_candidate(
 
     Every execution of candidate code (dbt compile and run, hooks, Python models, the CS
     queries) happens in ``sandbox`` (default: the best backend this machine has), where the
-    gold is not visible. ``unsandboxed=True`` runs it as plain processes instead: a warning is
-    logged and the score records it."""
+    gold is not visible, and the scorer never opens what it wrote (see
+    :mod:`benchforge.evaluation.de.boundary`). ``unsandboxed=True`` runs it as plain
+    processes instead: a warning is logged and the score records it."""
     candidate, gold_folder = candidate.resolve(), gold_folder.resolve()
     dataset_dir, work_dir = dataset_dir.resolve(), work_dir.resolve()
     if work_dir.is_relative_to(candidate):
         raise ScoringError(f"the work folder {work_dir} is inside the candidate {candidate}")
     backend = _backend(sandbox, unsandboxed)
-    if work_dir.exists():
-        shutil.rmtree(work_dir)
-    work_dir.mkdir(parents=True)
+    folders = ScoringFolders.fresh(work_dir)
     gold = assign_layers(load_manifest(gold_folder / "manifest.json"), scoring.layers)
     if not gold.models:
         raise ScoringError(f"the gold build in {gold_folder} has no models")
     limits = time_limits(gold_folder, gold, node_timeout_s)
     timings: dict[str, float] = {}
     errors: list[str] = []
-    cand_manifest: DbtManifest | None = None
-    run: DbtInvocation | None = None
-    cand_db = work_dir / CANDIDATE_DB
+    build: CollectedBuild | None = None
     if not (candidate / "dbt_project.yml").is_file():
         errors.append(f"{candidate} has no dbt_project.yml")
     else:
-        copy_warehouse(dataset_dir, cand_db)
-        profiles = _profiles(work_dir)
-        end_to_end = _end_to_end(gold)
-        t0 = time.perf_counter()
-        run = _dbt(
-            candidate,
-            cand_db,
-            end_to_end,
-            work_dir / "run",
-            profiles,
-            backend,
-            gold_folder,
-            errors,
-            limits.build_s,
+        build, seconds = _build_end_to_end(
+            candidate, gold_folder, dataset_dir, folders, backend, limits, _end_to_end(gold)
         )
-        timings["cfs_build"] = time.perf_counter() - t0
-        manifest_path = work_dir / "run" / "target" / "manifest.json"
-        if manifest_path.exists():
-            cand_manifest = _load_candidate_manifest(manifest_path, errors)
-        if run is not None and not run.ok:
-            errors.append(f"dbt {end_to_end[0]}: " + _last_error(run))
-        if cand_manifest is not None:
-            # Models the run skipped (downstream of a failure) still need compiled SQL for CS.
-            pending = sorted(n for n, m in cand_manifest.models.items() if not m.compiled_code)
-            if pending:
-                t0 = time.perf_counter()
-                _dbt(
-                    candidate,
-                    cand_db,
-                    ["compile", "--select", *pending],
-                    work_dir / "compile",
-                    profiles,
-                    backend,
-                    gold_folder,
-                    errors,
-                    limits.build_s,
-                )
-                timings["compile"] = time.perf_counter() - t0
-                cand_manifest = _with_compiled(cand_manifest, work_dir / "compile")
+        timings |= seconds
+        errors += build.problems
     components = ComponentRun(outcomes={})
-    frozen: Path | None = None
-    if cand_manifest is not None:
-        t0 = time.perf_counter()
-        frozen = _freeze(cand_manifest, cand_db, work_dir / "freeze", backend, limits, errors)
-        timings["freeze"] = time.perf_counter() - t0
+    if build is not None and build.manifest is not None:
         node_limits = {n: limits.node_s(n) for n in gold.models}
+        collected = build
+
+        def helpers(keys: set[str]) -> dict[str, Path]:
+            return helper_files(collected, keys, folders.private / "helpers")
+
         components = run_components(
             gold,
-            cand_manifest,
+            build.manifest,
             gold_folder,
             dataset_dir / "warehouse.duckdb",
-            frozen,
-            work_dir / "cs",
+            helpers,
+            folders,
             backend,
             node_limits,
         )
         timings |= components.seconds
     t0 = time.perf_counter()
     nodes = _score_nodes(
-        gold,
-        gold_folder / GOLD_DB,
-        cand_manifest,
-        run,
-        frozen,
-        components,
-        work_dir,
-        scoring,
-        scored_nodes,
-        limits,
+        gold, gold_folder / GOLD_DB, build, components, folders, scoring, scored_nodes, limits
     )
     timings["compare"] = time.perf_counter() - t0
     isolation = components.isolation or backend.isolation()
@@ -311,6 +268,68 @@ def score_candidate(
         isolation=isolation,
         unsandboxed=unsandboxed,
     )
+
+
+def _build_end_to_end(
+    candidate: Path,
+    gold_folder: Path,
+    dataset_dir: Path,
+    folders: ScoringFolders,
+    backend: SandboxBackend,
+    limits: TimeLimits,
+    end_to_end: list[str],
+) -> tuple[CollectedBuild, dict[str, float]]:
+    """The candidate's end-to-end build (then a compile of the models it skipped), each
+    followed by its collect step; ``candidate/`` is never opened by the scorer after the first
+    dbt invocation starts."""
+    timings: dict[str, float] = {}
+    problems: list[str] = []
+    cand_db = folders.candidate / CANDIDATE_DB
+    copy_warehouse(dataset_dir, cand_db)
+    profiles = write_profile(folders.profiles)
+    t0 = time.perf_counter()
+    run = _dbt(
+        candidate,
+        cand_db,
+        end_to_end,
+        "run",
+        folders,
+        profiles,
+        backend,
+        gold_folder,
+        problems,
+        limits.build_s,
+    )
+    timings["cfs_build"] = time.perf_counter() - t0
+    if run is not None and not run.ok:
+        problems.append(f"dbt {end_to_end[0]}: " + _last_error(run))
+    t0 = time.perf_counter()
+    build = collect_build(folders, folders.collected_build, "run", backend, with_tables=True)
+    timings["collect"] = time.perf_counter() - t0
+    build.problems[:0] = problems
+    if build.manifest is not None:
+        # Models the run skipped (downstream of a failure) still need compiled SQL for CS.
+        pending = sorted(n for n, m in build.manifest.models.items() if not m.compiled_code)
+        if pending:
+            t0 = time.perf_counter()
+            _dbt(
+                candidate,
+                cand_db,
+                ["compile", "--select", *pending],
+                "compile",
+                folders,
+                profiles,
+                backend,
+                gold_folder,
+                build.problems,
+                limits.build_s,
+            )
+            out = folders.root / "collected-compile"
+            compiled = collect_build(folders, out, "compile", backend, with_tables=False)
+            if compiled.manifest is not None:
+                build.manifest = _with_compiled(build.manifest, compiled.manifest)
+            timings["compile"] = time.perf_counter() - t0
+    return build, timings
 
 
 TIME_FACTOR = 10.0
@@ -346,26 +365,6 @@ def time_limits(gold_folder: Path, gold: DbtManifest, node_timeout_s: float | No
     return TimeLimits(build_s=build_s, nodes=nodes, default_node_s=default)
 
 
-def _freeze(
-    cand: DbtManifest,
-    cand_db: Path,
-    work: Path,
-    backend: SandboxBackend,
-    limits: TimeLimits,
-    errors: list[str],
-) -> Path | None:
-    """The candidate's build as plain tables (see :func:`freeze_candidate`)."""
-    if not cand_db.exists():
-        return None
-    relations = [(m.schema_, m.alias) for m in cand.models.values()]
-    frozen = freeze_candidate(
-        cand_db, cand_db.stem, relations, work, backend, limits.default_node_s
-    )
-    if frozen.failure is not None:
-        errors.append(f"reading the candidate's build: {frozen.failure}")
-    return frozen.db
-
-
 def _backend(sandbox: SandboxBackend | None, unsandboxed: bool) -> SandboxBackend:
     if unsandboxed:
         log.warning(
@@ -380,7 +379,8 @@ def _dbt(
     candidate: Path,
     db: Path,
     args: list[str],
-    work: Path,
+    name: str,
+    folders: ScoringFolders,
     profiles: Path,
     backend: SandboxBackend,
     gold_folder: Path,
@@ -392,31 +392,19 @@ def _dbt(
             candidate,
             db,
             args,
-            work,
+            folders.candidate / name,
             profiles_dir=profiles,
             sandbox=backend,
             hidden=[gold_folder],
             timeout_s=timeout_s,
+            read_results=False,
         )
     except DbtRunError as err:
         errors.append(f"dbt {args[0]}: {err}")
         return None
 
 
-def _load_candidate_manifest(path: Path, errors: list[str]) -> DbtManifest | None:
-    """The manifest the candidate's sandboxed dbt wrote: untrusted, so any shape is possible."""
-    try:
-        return load_manifest(path)
-    except (ValueError, KeyError, TypeError, AttributeError) as err:
-        errors.append(f"the candidate's dbt manifest is unreadable: {str(err)[:200]}")
-        return None
-
-
-def _with_compiled(manifest: DbtManifest, compile_dir: Path) -> DbtManifest:
-    path = compile_dir / "target" / "manifest.json"
-    if not path.exists():
-        return manifest
-    compiled = load_manifest(path)
+def _with_compiled(manifest: DbtManifest, compiled: DbtManifest) -> DbtManifest:
     models = {
         name: node.model_copy(update={"compiled_code": compiled.models[name].compiled_code})
         if not node.compiled_code and name in compiled.models
@@ -435,12 +423,6 @@ def _end_to_end(gold: DbtManifest) -> list[str]:
     return ["build", "--exclude-resource-type", "test", "--exclude-resource-type", "unit_test"]
 
 
-def _profiles(work_dir: Path) -> Path:
-    """Benchforge's profile for the candidate's dbt: a ``profiles.yml`` the candidate ships
-    (one of the reward hacks) is never read."""
-    return write_profile(work_dir / "profiles")
-
-
 def _last_error(invocation: DbtInvocation) -> str:
     """dbt's own error lines (``Compilation Error in model x: ...``), not just the heading."""
     return dbt_error_summary(invocation) or "(no error reported)"
@@ -449,36 +431,37 @@ def _last_error(invocation: DbtInvocation) -> str:
 def _score_nodes(
     gold: DbtManifest,
     gold_db: Path,
-    cand: DbtManifest | None,
-    run: DbtInvocation | None,
-    frozen: Path | None,
+    build: CollectedBuild | None,
     components: ComponentRun,
-    work_dir: Path,
+    folders: ScoringFolders,
     scoring: DeScoring,
     scored: set[str] | None,
     limits: TimeLimits,
 ) -> list[NodeScore]:
-    """Compares what the candidate produced with the gold, in the scorer's process: the
-    candidate's component outputs and the frozen copy of its end-to-end build, both made in
-    the sandbox and holding tables only (no candidate SQL is bound here)."""
-    con = duckdb.connect(str(work_dir / CS_DB))
+    """Compares what the candidate produced with the gold, in the scorer's process, in a
+    comparison database it creates in its private folder: the collected Parquet of the
+    candidate's component outputs and end-to-end build, loaded one table at a time (no
+    candidate SQL is bound here, no candidate-written file is opened)."""
+    cand = build.manifest if build is not None else None
+    con = duckdb.connect(str(folders.private / COMPARE_DB))
+    con.execute(f"SET temp_directory = '{folders.private / 'spill'}'")
     con.execute(f"ATTACH '{gold_db}' AS gold (READ_ONLY)")
-    if cand is not None and frozen is not None:
-        con.execute(f"ATTACH '{frozen}' AS cand (READ_ONLY)")
-    statuses = {r.unique_id: r for r in (run.results if run else [])}
+    statuses = {r.unique_id: r for r in (build.results if build else [])}
     results: dict[str, NodeScore] = {}
     try:
         for name in gold.topological():
             g = gold.models[name]
             weight = node_weight(scoring, name, scored)
             c = cand.models.get(name) if cand is not None else None
-            if c is None:
+            if c is None or build is None:
                 reason = "the candidate has no model of this name"
                 cs = cfs = _missing(reason)
             else:
                 timeout = limits.node_s(name)
-                cs = _component(con, g, c, components.outcomes.get(name), scoring.rel_tol, timeout)
-                cfs = _cascading(con, g, c, statuses, scoring.rel_tol, timeout)
+                cs = _component(
+                    con, g, c, components.outcomes.get(name), folders, scoring.rel_tol, timeout
+                )
+                cfs = _cascading(con, g, c, statuses, build, scoring.rel_tol, timeout)
             results[name] = NodeScore(name=name, layer=g.layer, weight=weight, cs=cs, cfs=cfs)
     finally:
         con.close()
@@ -496,6 +479,7 @@ def _component(
     g: ModelNode,
     c: ModelNode,
     outcome: ComponentOutcome | None,
+    folders: ScoringFolders,
     rel_tol: float,
     timeout: float,
 ) -> NodeComparison:
@@ -504,13 +488,9 @@ def _component(
     if outcome is None or outcome.output is None:
         error = outcome.error if outcome is not None else "not run"
         return _missing(error or "not run", "build_error")
-    if views_in(outcome.output):
-        return _missing("the component output holds views", "build_error")
-    con.execute(f"ATTACH '{outcome.output}' AS cs_node (READ_ONLY)")
-    try:
-        return _compare(con, g, qualified("cs_node", "main", RESULT_TABLE), rel_tol, timeout)
-    finally:
-        con.execute("DETACH cs_node")
+    return _compare_collected(
+        con, g, folders.collected_components, outcome.output, rel_tol, timeout
+    )
 
 
 def _cascading(
@@ -518,6 +498,7 @@ def _cascading(
     g: ModelNode,
     c: ModelNode,
     statuses: dict[str, NodeResult],
+    build: CollectedBuild,
     rel_tol: float,
     timeout: float,
 ) -> NodeComparison:
@@ -533,7 +514,35 @@ def _cascading(
             f"built in schema '{c.schema_}', the contract puts it in '{g.schema_}'",
             "schema_mismatch",
         )
-    return _compare(con, g, _in_db("cand", c), rel_tol, timeout)
+    file = build.relation_file(c.schema_, c.alias)
+    if file is None:
+        why = build.relation_error(c.schema_, c.alias) or "not in the candidate's database"
+        return _missing(f"reading the candidate's build: {why}", "build_error")
+    return _compare_collected(con, g, build.folder, file, rel_tol, timeout)
+
+
+def _compare_collected(
+    con: duckdb.DuckDBPyConnection,
+    g: ModelNode,
+    folder: Path,
+    file: str,
+    rel_tol: float,
+    timeout: float,
+) -> NodeComparison:
+    """Loads the collected Parquet ``folder/file`` into a table of the comparison database
+    (through its checked descriptor) and compares it with the gold node."""
+    table = "__bf_candidate"
+    try:
+        with collected_file_path(folder, file) as path, _Timeout(con, timeout):
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS FROM read_parquet('{path}')")
+    except UnsafeCollectedFile as err:
+        return _missing(f"the collected output is unusable: {err}", "build_error")
+    except duckdb.Error as err:
+        return _missing(f"could not load: {str(err).splitlines()[0][:300]}", "build_error")
+    try:
+        return _compare(con, g, qualified("temp", "main", table), rel_tol, timeout)
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS temp.main.{table}")
 
 
 def _compare(
