@@ -116,10 +116,20 @@ class NodeComparison(BaseModel):
     examples_candidate: list[dict[str, str]] = []
     column_mismatches: dict[str, int] = {}  # column -> rows that differ in it (see above)
     mismatch_key: str | None = None  # the unique gold column rows were paired on, if any
+    examples_withheld: bool = False  # example rows removed (held-out data, see withheld())
 
     @property
     def matched(self) -> bool:
         return self.status == "match"
+
+    def withheld(self) -> NodeComparison:
+        """The same verdict without example rows (counts and column names stay): rows of a
+        held-out dataset are never shown unless an operator asks for them."""
+        if not (self.examples_gold or self.examples_candidate):
+            return self
+        return self.model_copy(
+            update={"examples_gold": [], "examples_candidate": [], "examples_withheld": True}
+        )
 
 
 def columns_of(con: duckdb.DuckDBPyConnection, relation: str) -> dict[str, str]:

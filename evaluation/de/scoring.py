@@ -107,6 +107,15 @@ class DeScore(BaseModel):
     def summary(self) -> str:
         return f"CS {self.cs:.2f} / CFS {self.cfs:.2f} / SR {self.sr:.0f}"
 
+    def without_examples(self) -> DeScore:
+        """The score with no example rows (held-out rows stay held out; the counts and the
+        differing columns remain); the visible-data score beside it keeps its examples."""
+        nodes = [
+            n.model_copy(update={"cs": n.cs.withheld(), "cfs": n.cfs.withheld()})
+            for n in self.nodes
+        ]
+        return self.model_copy(update={"nodes": nodes})
+
 
 def node_weight(scoring: DeScoring, name: str, scored: set[str] | None) -> float:
     """A node's own weight: ``node_weights`` (default 1), 0 outside ``scored`` when given."""
