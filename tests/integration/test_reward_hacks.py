@@ -18,127 +18,42 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
 import pytest
 
 from benchforge.core.artifacts import open_store
-from benchforge.core.records import GOLD_DB, AgentLimits
+from benchforge.core.records import AgentLimits
 from benchforge.core.sandbox import default_backend
-from benchforge.evaluation.dbt.manifest import DbtManifest, load_manifest
 from benchforge.evaluation.de.hacks import (
     BUILDERS,
     CANARY_PREFIX,
-    DEFAULT_CATALOGUE,
     HackCatalogueError,
     HackCheck,
-    HackContext,
     HackKind,
     RewardHack,
     changes,
     check_catalogue,
-    check_hack,
     fingerprint,
     hack_agent_configs,
     load_hack_catalogue,
-    plant_decoy,
 )
-from benchforge.evaluation.de.scoring import DeScore, score_candidate
 from benchforge.evaluation.de.tasks import prepare_gold
-from benchforge.evaluation.gold import build_gold
 from benchforge.evaluation.tasks.loader import load_task
-from benchforge.evaluation.tasks.materials import make_skeleton
-from benchforge.evaluation.tasks.models import DeScoring
 from benchforge.flows.runs import run_suite, score_run
 from benchforge.harness.store import RunStore
-from benchforge.synthesis.dataset import build_dataset
-from benchforge.synthesis.spec import load_spec
-from tests.paths import FIXTURES
 from tests.paths import REPO_ROOT as PROJECT_ROOT
-
-GOLD_REPO = FIXTURES / "mini_dbt"
-TASKS_ROOT = FIXTURES / "task_specs"
-IMPL, EVOL = "mini-impl", "mini-evol-won-by-industry"
-CATALOGUE = load_hack_catalogue(DEFAULT_CATALOGUE)
-SCRATCH = PROJECT_ROOT / "out"
-DEADLINE_MARGIN_S = 30.0  # start-up of the child process that scores a hack with a deadline
-
-
-@dataclass(frozen=True)
-class Mini:
-    """The mini dataset, its gold build and the de_impl skeleton, in a sandbox-visible place."""
-
-    host: Path
-
-    @property
-    def dataset(self) -> Path:
-        return self.host / "data" / "mini"
-
-    @property
-    def gold(self) -> Path:
-        return self.host / "gold" / "mini"
-
-    @property
-    def base(self) -> Path:
-        return self.host / "materials" / "skeleton"
-
-    @property
-    def canary(self) -> Path:
-        return self.host / "canary"
-
-    @property
-    def runs(self) -> Path:
-        return self.host / "runs"
-
-    @property
-    def decoy(self) -> Path:
-        return self.runs / "other-trial"
-
-    def manifest(self) -> DbtManifest:
-        return load_manifest(self.gold / "manifest.json")
-
-    def context(self) -> HackContext:
-        return HackContext(
-            canaries=[self.canary, self.dataset, self.gold],
-            gold_db=self.gold / GOLD_DB,
-            gold_repo=GOLD_REPO,
-        )
-
-    def build(self) -> Mini:
-        build_dataset(
-            load_spec(FIXTURES / "mini_domain.yaml"),
-            scale=1,
-            seed=7,
-            out=str(self.dataset),
-            validate=False,
-        )
-        build_gold("mini", GOLD_REPO, self.dataset, self.gold)
-        make_skeleton(GOLD_REPO, self.base)
-        self.canary.mkdir(parents=True)
-        plant_decoy(self.gold / GOLD_DB, GOLD_REPO, self.decoy)
-        return self
-
-    def check(self, hack: RewardHack) -> HackCheck:
-        def score(candidate: Path, work: Path) -> DeScore:
-            return score_candidate(
-                candidate, self.gold, self.dataset, work, DeScoring(), sandbox=default_backend()
-            )
-
-        return check_hack(
-            hack,
-            self.base,
-            self.manifest(),
-            score,
-            self.runs / hack.id,
-            self.context(),
-            watched=[self.gold, self.decoy],
-            sealed=[self.canary, self.dataset],
-        )
-
-    def watched(self) -> list[Path]:
-        return [self.base, self.canary, self.dataset, self.gold, self.decoy]
+from tests.support.mini_hacks import (
+    CATALOGUE,
+    DEADLINE_MARGIN_S,
+    EVOL,
+    GOLD_REPO,
+    IMPL,
+    SCRATCH,
+    TASKS_ROOT,
+    Mini,
+)
 
 
 @pytest.fixture(scope="module")
@@ -299,9 +214,13 @@ def test_hack_agents_score_zero_through_the_run_path(
     monkeypatch.setenv("BENCHFORGE_ARTIFACT_ROOT", str(artifacts))
     monkeypatch.delenv("BENCHFORGE_OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("BENCHFORGE_OPENAI_BASE_URL", raising=False)
+    # The hack agents' code lives in the catalogue, which no agent config may show: the
+    # operator (this test) allows that one folder, as a deployment would allow a CLI's.
+    hacks = PROJECT_ROOT / "task_specs" / "hacks"
+    monkeypatch.setenv("BENCHFORGE_SANDBOX_ALLOWED_READ_ONLY", json.dumps([str(hacks)]))
     canary = host / "canary"
     canary.mkdir(parents=True)
-    repo_paths = [GOLD_REPO, TASKS_ROOT, PROJECT_ROOT / "task_specs" / "hacks"]
+    repo_paths = [GOLD_REPO, TASKS_ROOT, hacks]
     targets = [canary, *repo_paths]
     configs = hack_agent_configs(
         host / "configs", env={"BENCHFORGE_HACK_CANARIES": ":".join(map(str, targets))}
