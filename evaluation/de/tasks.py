@@ -7,9 +7,15 @@ What differs between the DE families (de_impl, de_evol, de_arch) is in their fam
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import hashlib
+import hmac
+import os
 import re
+import secrets
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,17 +48,47 @@ class TaskGold(BaseModel):
     scored_nodes: list[str] | None  # None: every node
 
 
+CACHE_KEY_FILE = ".cache-key"
+
+
 def gold_cache(cache: Path, domain: str, repo: Path, dataset_dir: Path) -> Path:
     """The gold build of ``repo`` on ``dataset_dir`` under ``cache``, built on first use.
     Concurrent callers (trials preparing their data, scoring chunks, other processes) wait
-    for one build instead of building into the same folder at once."""
-    folder = cache / domain / dataset_version(dataset_dir) / repo_version(repo)
+    for one build instead of building into the same folder at once.
+
+    The folder's name is keyed (HMAC) by a random key kept in ``cache`` (created once): code
+    that holds the data, e.g. a candidate scored on a held-out seed, can compute the dataset's
+    version but not where its gold lies."""
+    folder = gold_cache_folder(cache, domain, repo, dataset_dir)
     if LAYOUT.gold_record_file(folder).exists():
         return folder
     with _build_lock(folder):
         if not LAYOUT.gold_record_file(folder).exists():
             build_gold(domain, repo, dataset_dir, folder)
     return folder
+
+
+def gold_cache_folder(cache: Path, domain: str, repo: Path, dataset_dir: Path) -> Path:
+    """Where :func:`gold_cache` keeps the gold build of ``repo`` on ``dataset_dir``."""
+    version = f"{dataset_version(dataset_dir)}/{repo_version(repo)}"
+    name = hmac.new(_cache_key(cache), version.encode(), hashlib.sha256).hexdigest()[:24]
+    return cache / domain / name
+
+
+def _cache_key(cache: Path) -> bytes:
+    path = cache / CACHE_KEY_FILE
+    if not path.is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):  # another process made it first
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_hex(32))
+    for _ in range(50):  # a concurrent creator may not have written it yet
+        key = path.read_text().strip()
+        if key:
+            return key.encode()
+        time.sleep(0.1)
+    raise OSError(f"{path} is empty: delete it to make a new key (the cache is rebuilt)")
 
 
 _locks_guard = threading.Lock()

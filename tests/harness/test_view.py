@@ -47,7 +47,8 @@ from benchforge.core.records import (
 from benchforge.core.sandbox import default_backend
 from benchforge.evaluation.de.compare import NodeComparison, compare_relations
 from benchforge.evaluation.de.scoring import DeScore, NodeScore, layered_score
-from benchforge.evaluation.gold import build_gold, dataset_version, repo_version
+from benchforge.evaluation.de.tasks import gold_cache_folder
+from benchforge.evaluation.gold import build_gold
 from benchforge.evaluation.tasks.loader import load_task
 from benchforge.evaluation.tasks.materials import apply_overlay
 from benchforge.evaluation.tasks.models import DeEvolTask, DeScoring, LoadedTask
@@ -177,14 +178,20 @@ def _prebuild_gold(
 ) -> list[Future[GoldBuild]]:
     """The slow part, sped up: ``prepare_gold`` builds gold v1 and v2 one after the other, each
     with its dbt docs; here both build at once, without docs (the scorer reads none), where
-    ``prepare_gold`` finds them (``work/gold/<domain>/<dataset version>/<repo version>``)."""
+    ``prepare_gold`` finds them (``gold_cache_folder``)."""
     spec = task.spec
     assert isinstance(spec, DeEvolTask)
     v1 = task.repo
     v2 = apply_overlay(v1, task.file(spec.gold_v2), spec.removed, work / "prebuilt-v2")
-    cache = work / "gold" / spec.domain / dataset_version(dataset)
     return [
-        pool.submit(build_gold, spec.domain, repo, dataset, cache / repo_version(repo), docs=False)
+        pool.submit(
+            build_gold,
+            spec.domain,
+            repo,
+            dataset,
+            gold_cache_folder(work / "gold", spec.domain, repo, dataset),
+            docs=False,
+        )
         for repo in (v1, v2)
     ]
 

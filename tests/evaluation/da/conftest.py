@@ -23,6 +23,7 @@ from benchforge.core.artifacts import LAYOUT
 from benchforge.core.llm import LlmConfig, SyncLlmClient
 from benchforge.core.records import GOLD_DB, GoldBuild
 from benchforge.evaluation.dbt.runner import run_dbt
+from benchforge.evaluation.de.tasks import gold_cache_folder
 from benchforge.evaluation.gold import copy_warehouse, dataset_version, repo_version
 from benchforge.evaluation.judges.client import MOCK_JUDGE_MODEL, Judge, JudgeSettings
 from benchforge.evaluation.tasks import LoadedTask, load_tasks
@@ -46,7 +47,7 @@ class DaData:
 
 def models_only_gold(dataset: Path, cache: Path, repo: Path = CRM_REPO) -> Path:
     """The gold build ``gold_cache(cache, "crm", repo, dataset)`` would find, by ``dbt run``."""
-    folder = cache / "crm" / dataset_version(dataset) / repo_version(repo)
+    folder = gold_cache_folder(cache, "crm", repo, dataset)
     if LAYOUT.gold_record_file(folder).exists():
         return folder
     folder.mkdir(parents=True)
