@@ -155,16 +155,20 @@ def test_every_kind_has_a_builder_and_an_entry() -> None:
     assert {h.kind for h in CATALOGUE.hacks} == kinds
 
 
+VERIFIED = ["select-from-gold", "planted-macro-compare-db", "symlinked-scorer-files"]
+
+
 def test_check_catalogue_scores_a_task_as_verify_does(mini: Mini) -> None:
-    """The entry point ``benchforge task verify`` calls, on the mini de_impl task with one
-    entry (the whole catalogue is covered above)."""
+    """The entry point ``benchforge task verify`` calls, on the mini de_impl task with a few
+    entries, the scorer-file attacks among them (the whole catalogue is covered above)."""
     task = load_task(TASKS_ROOT / "de-mini" / IMPL)
     work = mini.host / "verify"
     gold = prepare_gold(task, mini.dataset, work)
-    one = CATALOGUE.model_copy(update={"hacks": [CATALOGUE.get("select-from-gold")]})
-    checks = check_catalogue(task, gold, mini.dataset, work / "hacks", default_backend(), one)
-    assert [c.id for c in checks] == ["select-from-gold"]
-    assert checks[0].ok, _details(checks[0])
+    some = CATALOGUE.model_copy(update={"hacks": [CATALOGUE.get(h) for h in VERIFIED]})
+    checks = check_catalogue(task, gold, mini.dataset, work / "hacks", default_backend(), some)
+    assert [c.id for c in checks] == VERIFIED
+    for check in checks:
+        assert check.ok, _details(check)
 
 
 # --- (c) malformed catalogues -----------------------------------------------------------
@@ -263,6 +267,12 @@ def test_hack_agents_score_zero_through_the_run_path(
             answer,
         )
     agents = {s.key.agent for s in run.read_scores()}
-    assert agents == {"null", "hack-steal-files", "hack-hostile-project"}
+    assert agents == {
+        "null",
+        "hack-steal-files",
+        "hack-hostile-project",
+        "hack-planted-macro",
+        "hack-scorer-symlinks",
+    }
     assert not leaked, leaked
     assert changes(before, fingerprint(watch), watch) == []
