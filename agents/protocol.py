@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -147,7 +147,9 @@ class TaskEnvironment:
     """What an agent receives (a runtime handle, not a record). The workspace is private to the
     trial and holds only what the task exposes; gold outputs and hidden checks live elsewhere
     and are listed in ``hidden`` so the sandbox masks them. ``data_dir`` (the dataset) is
-    mounted read-only. ``env`` is extra environment for sandboxed commands. ``llm`` is the
+    mounted read-only. ``allowed_read_only``: host paths the operator lets an agent config show
+    although protected (the ``sandbox_allowed_read_only`` setting; see
+    :class:`MountsHostPaths`). ``env`` is extra environment for sandboxed commands. ``llm`` is the
     trial's view of the shared client: it records each model call (ledger and model step) itself.
 
     The workspace is materialized on first use of ``workspace``: an agent that never touches
@@ -162,6 +164,7 @@ class TaskEnvironment:
     limits: AgentLimits
     sandbox: SandboxBackend
     hidden: list[Path] = field(default_factory=list)
+    allowed_read_only: list[Path] = field(default_factory=list)
     llm: LlmClientView | None = None
     trajectory: Trajectory = field(default_factory=Trajectory)
     env: dict[str, str] = field(default_factory=dict)
@@ -199,3 +202,14 @@ class Agent(Protocol):
     def uses_model(self) -> bool: ...
 
     async def run(self, env: TaskEnvironment) -> AgentOutcome: ...
+
+
+@runtime_checkable
+class MountsHostPaths(Protocol):
+    """An agent whose config asks its sandbox to show host paths (``command``'s ``read_only``,
+    e.g. where its CLI is installed). The harness refuses any that is, lies inside or contains a
+    protected path before a run starts (``benchforge.harness.sandbox_policy``), and the agent
+    checks them again against ``TaskEnvironment.hidden`` when it builds its sandbox request."""
+
+    @property
+    def config_mounts(self) -> list[Path]: ...

@@ -20,6 +20,7 @@ from benchforge.core.errors import BenchforgeError
 
 if TYPE_CHECKING:
     from benchforge.evaluation.judges.client import JudgeSettings
+    from benchforge.flows.runs import ScoreSummary
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -64,7 +65,9 @@ def add_parser(sub: Subparsers) -> None:
         "score-run",
         help="(re)score a run's trials without re-running agents",
         description=(
-            "Scores a run's finished trials that have no score yet (all with --rescore).\n"
+            "Scores a run's finished trials that have no score yet or a scoring error (all\n"
+            "with --rescore). A trial whose scoring raises is recorded as a scoring error\n"
+            "(listed, with the reason, never a 0) and the others are scored on.\n"
             "Judged trials (da_open reports, de_arch blueprints) go through the judge's\n"
             "response cache: re-scoring unchanged outputs sends no LLM request, and the\n"
             "number of requests sent is printed."
@@ -152,6 +155,7 @@ def run_command(args: argparse.Namespace) -> int:
         )
         if scores.judge is not None:
             print(f"  {scores.judge.line()}")
+        print_scoring_errors(scores)
     return 0
 
 
@@ -177,7 +181,21 @@ def score_run_command(args: argparse.Namespace) -> int:
     )
     if scores.judge is not None:
         print(f"  {scores.judge.line()}")
+    print_scoring_errors(scores)
     return 0
+
+
+def print_scoring_errors(scores: ScoreSummary) -> None:
+    """The trials whose scoring raised, with why: listed apart on the leaderboard (never a
+    0), and scored again by the next `benchforge score-run`."""
+    if not scores.scoring_errors:
+        return
+    print(
+        f"  {len(scores.scoring_errors)} scoring error(s), not counted as 0 and listed on the "
+        f"leaderboard; `benchforge score-run {scores.run_id}` scores them again:"
+    )
+    for slug, detail in scores.scoring_errors.items():
+        print(f"  ! {slug}: {' '.join(detail.split())}")
 
 
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:

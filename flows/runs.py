@@ -1,5 +1,6 @@
 """Flows ``run_suite`` (agents x tasks x models x epochs, resumable) and ``score_run``
-((re)scores stored trials without re-running agents).
+((re)scores stored trials without re-running agents; a trial whose scoring raises is stored as
+a scoring error, and the other trials are scored on).
 
 Trials run in chunks (one Prefect task per chunk, many trials concurrently inside), on a capped
 thread pool or a Dask cluster. A trial is done when its ``result.json`` exists; a rerun of the
@@ -49,7 +50,7 @@ from benchforge.harness.matrix import chunked, expand
 from benchforge.harness.models import ChunkSummary, TrialPlan
 from benchforge.harness.preflight import check_request, resolve_models, suite_tasks
 from benchforge.harness.sandbox_policy import hidden_paths, work_root
-from benchforge.harness.scoring import GoldCache, ScoreMemo, score_trial
+from benchforge.harness.scoring import GoldCache, ScoreMemo, score_trial, scoring_error
 from benchforge.harness.store import RunStore
 
 __all__ = ["run_suite", "score_run", "suite_tasks"]
@@ -70,6 +71,13 @@ class RunSummary(BaseModel):
     terminations: dict[str, int] = Field(default_factory=dict)
 
 
+class ChunkScores(BaseModel):
+    """What one ``score-chunk`` scored: trials per status, and the scoring errors."""
+
+    statuses: dict[str, int] = Field(default_factory=dict)
+    scoring_errors: dict[str, str] = Field(default_factory=dict)  # slug -> type: message
+
+
 class ScoreSummary(BaseModel):
     run_id: str
     scored: int
@@ -77,6 +85,11 @@ class ScoreSummary(BaseModel):
     statuses: dict[str, int]
     seconds: float
     judge: JudgeUsage | None = None  # judged trials: requests sent, cache hits, cost
+    scoring_errors: dict[str, str] = Field(
+        default_factory=dict,
+        description="trial slug -> why scoring it raised (type: message, truncated); these "
+        "trials are listed apart on the leaderboard and scored again by the next score_run",
+    )
 
 
 @task(name="trial-chunk", cache_policy=NO_CACHE)
@@ -279,6 +292,7 @@ def run_suite(
             trial_concurrency=max(1, math.ceil(concurrency / n_workers)),
             sandbox_concurrency=max(1, math.ceil(sandbox_concurrency / n_workers)),
             hidden=hidden_paths(settings, tasks, work),
+            allowed_read_only=[str(p) for p in settings.sandbox_allowed_read_only],
             task_folders={
                 f"{t.spec.suite}|{t.spec.id}|{t.spec.version}": str(t.folder) for t in tasks
             },
@@ -319,14 +333,19 @@ def score_chunk(
     gold: GoldCache,
     memo: ScoreMemo,
     judge: Judge | None = None,
-) -> dict[str, int]:
+) -> ChunkScores:
     """Scores ``slugs``; ``gold``, ``memo`` and ``judge`` belong to the ``score_run`` flow
-    run, shared by its chunks (threads of one process) and dropped with it."""
+    run, shared by its chunks (threads of one process) and dropped with it.
+
+    An exception while scoring one trial is that trial's scoring error (stored as its score,
+    with the exception), never the chunk's: the other trials are scored on. What is not one
+    trial's (the run store, the run's tasks) still fails the chunk."""
+    logger = get_run_logger()
     settings = load_settings()
     run = RunStore(open_store(settings.artifact_root), run_id)
     spec = run.require_spec()
     sandbox = default_backend()
-    statuses: dict[str, int] = {}
+    out = ChunkScores()
     tasks: dict[tuple[str, str, str], LoadedTask] = {}
     for slug in slugs:
         result = run.read_result(slug)
@@ -336,23 +355,28 @@ def score_chunk(
         loaded = tasks[ident]
         dataset = spec.datasets.get(loaded.key)
         heldout = spec.heldout_datasets.get(loaded.key)
-        score = score_trial(
-            run,
-            result,
-            loaded,
-            Path(dataset) if dataset else None,
-            gold,
-            Path(work),
-            sandbox,
-            unsandboxed=unsandboxed,
-            heldout_dir=Path(heldout) if heldout else None,
-            memo=memo,
-            judge=judge,
-        )
+        try:
+            score = score_trial(
+                run,
+                result,
+                loaded,
+                Path(dataset) if dataset else None,
+                gold,
+                Path(work),
+                sandbox,
+                unsandboxed=unsandboxed,
+                heldout_dir=Path(heldout) if heldout else None,
+                memo=memo,
+                judge=judge,
+            )
+        except Exception as exc:  # this trial's scoring failed, not the run's
+            score = scoring_error(result, exc)
+            logger.warning("trial %s: scoring error: %s", slug, score.detail, exc_info=True)
+            out.scoring_errors[slug] = score.detail or ""
         run.write_score(score)
-        statuses[score.status] = statuses.get(score.status, 0) + 1
+        out.statuses[score.status] = out.statuses.get(score.status, 0) + 1
         progress.emit(TrialDone(slug=slug, status=score.status, termination=result.termination))
-    return statuses
+    return out
 
 
 def _find_task(spec: RunSpec, ident: tuple[str, str, str]) -> LoadedTask:
@@ -378,14 +402,19 @@ def score_run(
     judge_model: str | None = None,
     judge: JudgeSettings | None = None,
 ) -> ScoreSummary:
-    """Scores the finished trials of ``run_id`` that have no score yet (all with
-    ``rescore``), without re-running any agent. Every execution of candidate code runs in the
-    sandbox; ``unsandboxed`` (never for a real leaderboard) runs it as plain processes, with a
-    warning, and every score records it.
+    """Scores the finished trials of ``run_id`` that have no score yet or a scoring error
+    (all with ``rescore``), without re-running any agent. Every execution of candidate code
+    runs in the sandbox; ``unsandboxed`` (never for a real leaderboard) runs it as plain
+    processes, with a warning, and every score records it.
+
+    A trial whose scoring raises is stored as a ``scoring_error`` score (the exception's type
+    and message) and listed in the summary; it never stops the other trials, and the flow
+    fails only when the harness itself does (e.g. the run store cannot be read).
 
     Args:
         run_id: a run of `run_suite`.
-        rescore: score every finished trial again (after a scorer change), not only new ones.
+        rescore: score every finished trial again (after a scorer change), not only new ones
+            and earlier scoring errors.
         workers: scoring chunks at once.
         chunk_size: trials per Prefect task.
         unsandboxed: run candidate code without the sandbox (recorded in every score; never
@@ -400,12 +429,14 @@ def score_run(
     run = RunStore(open_store(settings.artifact_root), run_id)
     run.require_spec()
     finished = sorted(run.finished_slugs())
-    done = set() if rescore else run.scored_slugs()
+    states = run.score_states()
+    done = set() if rescore else {s for s, state in states.items() if state == "scored"}
     todo = [s for s in finished if s not in done]
     logger.info("run %s: %d finished trials, %d to score", run_id, len(finished), len(todo))
     work = str(work_root(settings) / "scoring")
     progress.emit(Planned(pending=len(todo), skipped=len(finished) - len(todo)))
     statuses: dict[str, int] = {}
+    errors: dict[str, str] = {}
     usage: JudgeUsage | None = None
     if todo:
         parts = [todo[i : i + chunk_size] for i in range(0, len(todo), chunk_size)]
@@ -426,11 +457,20 @@ def score_run(
             for part in _score_chunks(
                 runner, run_id, parts, work, unsandboxed, gold, memo, the_judge
             ):
-                for status, count in part.items():
+                for status, count in part.statuses.items():
                     statuses[status] = statuses.get(status, 0) + count
+                errors |= part.scoring_errors
             if the_judge is not None:
                 usage = JudgeUsage.of(the_judge, mock)
                 logger.info("run %s: %s", run_id, usage.line())
+        if errors:
+            logger.warning(
+                "run %s: %d trials had a scoring error (listed apart, scored again by the "
+                "next score_run): %s",
+                run_id,
+                len(errors),
+                ", ".join(sorted(errors)),
+            )
     return ScoreSummary(
         run_id=run_id,
         scored=len(todo),
@@ -438,6 +478,7 @@ def score_run(
         statuses=statuses,
         seconds=time.monotonic() - t0,
         judge=usage,
+        scoring_errors=dict(sorted(errors.items())),
     )
 
 
@@ -456,7 +497,7 @@ def _score_chunks(
     gold: GoldCache,
     memo: ScoreMemo,
     judge: Judge | None,
-) -> list[dict[str, int]]:
+) -> list[ChunkScores]:
     with runner:
         futures = [
             runner.submit(

@@ -37,6 +37,7 @@ class ChunkJob(BaseModel):
     trial_concurrency: int
     sandbox_concurrency: int
     hidden: list[str]
+    allowed_read_only: list[str] = []  # the operator's sandbox_allowed_read_only
     task_folders: dict[str, str]  # "suite|id|version" -> folder
     datasets: dict[str, str] = {}  # task key -> the dataset folder its trials run on
     previous_attempts: dict[str, int] = {}
@@ -77,6 +78,7 @@ def context_for(job: ChunkJob) -> RunContext:
         solutions=_gold_solutions(job),
         work=Path(job.work),
         hidden=[Path(p) for p in job.hidden],
+        allowed_read_only=[Path(p) for p in job.allowed_read_only],
         previous_attempts=dict(job.previous_attempts),
     )
 

@@ -100,6 +100,7 @@ class RunContext:
     solutions: SolutionProvider
     work: Path | None = None  # scoring scratch: gold builds, data prepared for agents
     hidden: list[Path] = field(default_factory=list)
+    allowed_read_only: list[Path] = field(default_factory=list)  # sandbox_allowed_read_only
     previous_attempts: dict[str, int] = field(default_factory=dict)
     on_trial_done: list[Callable[[TrialResult], None]] = field(default_factory=list)
 
@@ -300,6 +301,7 @@ async def run_trial(
         limits=ctx.limits,
         sandbox=ctx.sandbox,
         hidden=list(ctx.hidden),
+        allowed_read_only=list(ctx.allowed_read_only),
         llm=view,
         trajectory=trajectory,
     )

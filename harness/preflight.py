@@ -1,5 +1,6 @@
 """Checks of a run request that cost no data work: done before any synthesis, gold build or
-verification, so a typo'd agent or a missing dataset fails in seconds with the reason."""
+verification, so a typo'd agent, a missing dataset or an agent config asking its sandbox for a
+protected path fails in seconds with the reason."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from benchforge.agents.registry import build_agent, default_models
 from benchforge.core.artifacts import LAYOUT, open_store
 from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import ConfigError
+from benchforge.core.settings import load_settings
 from benchforge.evaluation.tasks import LoadedTask, load_tasks
+from benchforge.harness.sandbox_policy import check_agent_mounts, protected_paths, work_root
 
 MOCK_PREFIX = "mock-"
 
@@ -123,4 +126,7 @@ def check_request(
     request = CheckedRequest(tasks=tasks, agents=built)
     check_models(models, request.uses_model, has_api_key)
     check_dataset_overrides(datasets, request.domains)
+    settings = load_settings()
+    protected = protected_paths(settings, tasks, work_root(settings), datasets)
+    check_agent_mounts(built, protected, settings.sandbox_allowed_read_only)
     return request

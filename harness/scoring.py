@@ -50,10 +50,12 @@ __all__ = [  # the bounded node detail is the DE family's (benchforge.evaluation
     "node_detail",
     "node_details",
     "score_trial",
+    "scoring_error",
     "tree_digest",
     "trial_score",
 ]
 T = TypeVar("T")
+ERROR_CHARS = 2000  # a scoring error's detail: the exception's type and message, truncated
 
 
 class GoldCache:
@@ -216,3 +218,13 @@ def score_trial(
         nodes_visible=scores["visible"].nodes if "heldout" in scores else [],
         judged=score.judged,
     )
+
+
+def scoring_error(result: TrialResult, exc: Exception) -> TrialScore:
+    """The score of a trial whose scoring raised ``exc``: status ``scoring_error``, the
+    exception's type and message (truncated) as its detail. Not a 0: the leaderboard lists it
+    apart and leaves it out of every mean, and the next ``score_run`` scores it again."""
+    text = f"{type(exc).__name__}: {exc}"
+    if len(text) > ERROR_CHARS:
+        text = text[: ERROR_CHARS - 1] + "…"
+    return trial_score(result, "scoring_error", detail=text)

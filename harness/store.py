@@ -1,6 +1,8 @@
 """A run in the artifact store (local folder or S3): its spec, trials, scores and report, at
 the keys :data:`~benchforge.core.artifacts.LAYOUT` gives them. A trial is done when its result is
-stored (written last); an infrastructure error leaves a marker beside it (written first).
+stored (written last); an infrastructure error leaves a marker beside it (written first). A
+trial is scored when its score is stored, unless a scoring-error marker is beside it: one
+listing tells both apart, as for trials.
 """
 
 from __future__ import annotations
@@ -93,10 +95,30 @@ class RunStore:
             if info.key.endswith(suffix)
         }
 
+    def score_states(self) -> dict[str, str]:
+        """slug -> "scored" or "scoring_error", for trials with a stored score. One listing,
+        not one request per score."""
+        head = LAYOUT.scores(self.run_id)
+        scored, errors = set(), set()
+        for info in self.store.list(head):
+            name = info.key[len(head) :]
+            if name.endswith(LAYOUT.SCORE_SUFFIX):
+                scored.add(name[: -len(LAYOUT.SCORE_SUFFIX)])
+            elif name.endswith(LAYOUT.SCORE_ERROR_SUFFIX):
+                errors.add(name[: -len(LAYOUT.SCORE_ERROR_SUFFIX)])
+        return {slug: "scoring_error" if slug in errors else "scored" for slug in scored}
+
     def write_score(self, score: TrialScore) -> None:
-        self.store.put_bytes(
-            self.score_key(score.key.slug), score.model_dump_json(indent=1).encode()
-        )
+        """A scoring error's marker goes before its score; any other score goes first and the
+        marker of an earlier scoring error is removed after it, so a crash in between leaves
+        the trial to score again, never a failed scoring that looks done."""
+        slug = score.key.slug
+        marker = LAYOUT.score_error_marker(self.run_id, slug)
+        if score.status == "scoring_error":
+            self.store.put_bytes(marker, (score.detail or "").encode())
+        self.store.put_bytes(self.score_key(slug), score.model_dump_json(indent=1).encode())
+        if score.status != "scoring_error" and self.store.exists(marker):
+            self.store.delete(marker)
 
     def read_scores(self) -> list[TrialScore]:
         return [

@@ -15,6 +15,11 @@ The contract, for authors of such a CLI:
 - Exit code 0 = finished, anything else = agent error (scored on what it left); running past
   ``wall_s`` = wall_clock. Network is off unless the config sets ``network: true`` (needed for a
   CLI that calls a remote model itself; recorded in the trial's isolation).
+- ``read_only`` names the host paths the CLI needs (its installation). A path that is, lies
+  inside or contains one the harness protects (the artifact root, the scratch space, datasets,
+  the catalogue; after resolving symlinks and ``..``) is refused before the run starts, and
+  again here when the sandbox request is built, unless the operator allowed it in the settings
+  (``sandbox_allowed_read_only``): a config cannot widen the sandbox.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
 from benchforge.agents.registration import register_agent
 from benchforge.agents.tools.de import ensure_dev_database, sandbox_request
+from benchforge.core.sandbox import SandboxError
+from benchforge.core.sandbox.exposure import refusals
 
 
 class CommandAgentConfig(BaseModel):
@@ -39,7 +46,8 @@ class CommandAgentConfig(BaseModel):
         default_factory=list,
         description="host paths the CLI needs (its installation), visible read-only; the "
         "sandbox shows only system folders, the Python runtime and the workspace, so a CLI "
-        "installed anywhere else (/opt, a home folder, /tmp) must be listed here",
+        "installed anywhere else (/opt, a home folder, /tmp) must be listed here; never a "
+        "protected path (artifacts, scratch, datasets, the catalogue) or a folder holding one",
     )
     wall_s: float | None = Field(default=None, gt=0, description="None: the trial's budget")
     uses_model: bool = False
@@ -59,6 +67,11 @@ class CommandAgent:
     def uses_model(self) -> bool:
         return self._config.uses_model
 
+    @property
+    def config_mounts(self) -> list[Path]:
+        """The host paths the config asks the sandbox to show (``MountsHostPaths``)."""
+        return list(self._config.read_only)
+
     def _argv(self, env: TaskEnvironment, model: str) -> list[str]:
         values = {
             "workspace": str(env.workspace),
@@ -68,6 +81,11 @@ class CommandAgent:
         return [part.format(**values) for part in self._config.argv]
 
     async def run(self, env: TaskEnvironment) -> AgentOutcome:
+        # Checked when the run started too; again here, as a path may have changed since (a
+        # symlink retargeted): an infrastructure error, never the CLI run with it.
+        refused = refusals(self._config.read_only, env.hidden, env.allowed_read_only)
+        if refused:
+            raise SandboxError(f"agent {self.name}: refused: {'; '.join(refused)}")
         ensure_dev_database(env)
         extra = {
             **self._config.env,

@@ -57,6 +57,13 @@ class BenchforgeSettings(BaseSettings):
     catalogue_root: str | None = None
     """Folder holding ``task_specs/`` and ``dbt_projects/``; default: the installed package's
     (see :mod:`benchforge.core.catalogue`)."""
+    sandbox_allowed_read_only: list[Path] = []
+    """Host paths an agent config may expose read-only in its sandbox (``command``'s
+    ``read_only``) even though they collide with a path the harness protects (the artifact
+    root, the scratch space, datasets, the catalogue): the operator's explicit exception, given
+    here (``BENCHFORGE_SANDBOX_ALLOWED_READ_ONLY='["/opt/agent"]'``), never by an agent
+    config. A requested path passes when it is one of these or lies inside one (after
+    resolving symlinks and ``..``)."""
 
     @classmethod
     def settings_customise_sources(

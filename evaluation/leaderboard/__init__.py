@@ -1,9 +1,9 @@
 """Leaderboards: scored trials in, ranked tables and a self-contained HTML report out.
 
 ``build_leaderboard`` turns one run's ``TrialScore`` records (:mod:`benchforge.core.records`)
-into a ``Leaderboard`` (task-balanced means, pass@k, bootstrap CIs, infra errors and unscored
-trials listed apart); ``to_markdown``, ``to_html`` and ``to_json`` render it. No Prefect here:
-flows call these.
+into a ``Leaderboard`` (task-balanced means, pass@k, bootstrap CIs, infra errors, unscored
+trials and scoring errors listed apart); ``to_markdown``, ``to_html`` and ``to_json`` render
+it. No Prefect here: flows call these.
 """
 
 from benchforge.evaluation.leaderboard.aggregate import build_leaderboard

@@ -7,7 +7,9 @@ Why the averages are shaped the way they are:
 - **Infra errors are not results.** A trial that could not be run fairly is left out of every
   mean and of pass@k's n, and listed; a task whose trials were all infra errors is left out of
   the row (``tasks_scored < tasks_attempted``), never counted as 0. Unscored trials (no scorer
-  yet) are listed the same way. An agent that crashed or timed out *is* scored: that is the
+  yet) are listed the same way, and so are scoring errors (scoring the trial raised: a fault of
+  the scorer or the harness, so nothing is known about the answer; a 0 would blame the agent,
+  and a rescore retries them). An agent that crashed or timed out *is* scored: that is the
   scorer's business, not ours.
 - **pass@k** uses the unbiased estimator per task (see ``stats``), averaged over the tasks
   with at least k graded epochs; with none, the value is None rather than a silent 0.
@@ -113,6 +115,7 @@ def build_leaderboard(
         tasks=_tasks(scores, cells, rows),
         infra_errors=_issues(scores, "infra_error"),
         unscored=_issues(scores, "unscored"),
+        scoring_errors=_issues(scores, "scoring_error"),
         judged=_judged(scored),
     )
 
@@ -225,6 +228,7 @@ def _cell(key: RowKey, trials: Sequence[TrialScore]) -> TaskCell:
         n_scored=len(scored),
         n_infra_error=sum(s.status == "infra_error" for s in trials),
         n_unscored=sum(s.status == "unscored" for s in trials),
+        n_scoring_error=sum(s.status == "scoring_error" for s in trials),
         primary_mean=mean([s.primary_score for s in scored if s.primary_score is not None]),
         metrics={name: math.fsum(vs) / len(vs) for name, vs in sorted(per_metric.items())},
         successes=sum(graded),
@@ -274,6 +278,7 @@ def _row(
         trials_scored=len(scored),
         infra_errors=sum(s.status == "infra_error" for s in trials),
         unscored=sum(s.status == "unscored" for s in trials),
+        scoring_errors=sum(s.status == "scoring_error" for s in trials),
         primary_mean=mean(primaries),
         primary_ci=bootstrap_mean_ci(primaries, resamples=resamples, seed=seed, level=CI_LEVEL),
         metrics={name: math.fsum(vs) / len(vs) for name, vs in sorted(per_metric.items())},

@@ -72,8 +72,8 @@ def extra_metrics(lb: Leaderboard) -> list[str]:
 def coverage_warning(lb: Leaderboard) -> str | None:
     """A warning when the ranked rows were scored on different sets of tasks.
 
-    Infra errors and unscored trials leave tasks out of a row's means; rows scored on
-    different tasks are then not compared like for like, and the reader should know.
+    Infra errors, unscored trials and scoring errors leave tasks out of a row's means; rows
+    scored on different tasks are then not compared like for like, and the reader should know.
     """
     scored: dict[tuple[str, str], set[str]] = {(r.agent, r.model): set() for r in lb.rows}
     for task in lb.tasks:
@@ -84,8 +84,9 @@ def coverage_warning(lb: Leaderboard) -> str | None:
     if len(set(ranked)) <= 1:
         return None
     return (
-        "The agents were not scored on the same tasks (see Tasks scored, Infra errors and "
-        "Unscored): their means cover different task sets, so compare them with care."
+        "The agents were not scored on the same tasks (see Tasks scored, Infra errors, "
+        "Unscored and Scoring errors): their means cover different task sets, so compare them "
+        "with care."
     )
 
 
@@ -98,7 +99,8 @@ def summary(lb: Leaderboard) -> str:
         f"tasks (epochs averaged within a task first); ties by success rate, then name. "
         f"{round(100 * lb.ci_level)}% CI: percentile bootstrap over tasks "
         f"({lb.bootstrap_resamples} resamples, seed {lb.bootstrap_seed}). "
-        f"Infra-error and unscored trials are left out of every mean and listed below."
+        f"Infra-error, unscored and scoring-error trials are left out of every mean (never "
+        f"counted as 0) and listed below."
     )
 
 

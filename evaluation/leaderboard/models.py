@@ -4,7 +4,9 @@ The renderers (markdown, HTML, JSON) only format these models; every number is c
 in ``aggregate``, so the three renderings can never disagree. Conventions:
 - metric values and primary scores are on the scorers' 0-100 scale;
 - rates (success rate, pass@k) are fractions in [0, 1];
-- ``None`` means "nothing to average" (e.g. every trial of a task was an infra error), never 0.
+- ``None`` means "nothing to average" (e.g. every trial of a task was an infra error), never 0;
+- a scoring error (scoring the trial raised: a scorer or harness fault, not the agent's answer)
+  is counted apart like an infra error: listed, left out of every mean, never a 0.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ def row_label(agent: str, model: str) -> str:
 
 
 class TrialIssue(_Frozen):
-    """A trial that produced no score: an infra error or an unscored task, with the reason."""
+    """A trial that produced no score: an infra error, an unscored task or a scoring error,
+    with the reason."""
 
     trial: str
     agent: str
@@ -42,6 +45,7 @@ class TaskCell(_Frozen):
     n_scored: int
     n_infra_error: int
     n_unscored: int
+    n_scoring_error: int = 0  # scoring raised; left out like infra errors (default: old JSON)
     primary_mean: float | None  # None: no scored epoch (never counted as 0)
     metrics: dict[str, float]  # per-metric means over the scored epochs that report it
     successes: int  # scored epochs with success True
@@ -79,6 +83,7 @@ class LeaderboardRow(_Frozen):
     trials_scored: int
     infra_errors: int
     unscored: int
+    scoring_errors: int = 0  # trials whose scoring raised (default: leaderboards saved before)
     primary_mean: float | None  # mean over tasks of the per-task mean primary score
     primary_ci: tuple[float, float] | None  # bootstrap CI over tasks; None with < 2 tasks
     metrics: dict[str, float]  # per metric: mean over tasks of the per-task means
@@ -137,6 +142,7 @@ class Leaderboard(_Frozen):
     tasks: list[TaskResult]  # sorted by task id
     infra_errors: list[TrialIssue]
     unscored: list[TrialIssue]
+    scoring_errors: list[TrialIssue] = []  # scoring raised: listed, in no mean, never 0
     judged: list[JudgedTaskRow] = []  # judged families only, by task then agent
 
     @property

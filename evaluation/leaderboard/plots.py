@@ -20,7 +20,12 @@ FONT_PX = 12
 CHAR_PX = 7.5  # rough width of one character at FONT_PX
 LABEL_CHARS = 36  # longer labels are truncated (the full text is in the tooltip)
 
-STATUS_COLORS = {"scored": "#2e7d32", "unscored": "#9e9e9e", "infra_error": "#c62828"}
+STATUS_COLORS = {
+    "scored": "#2e7d32",
+    "unscored": "#9e9e9e",
+    "infra_error": "#c62828",
+    "scoring_error": "#ef6c00",
+}
 # Viridis, sampled: perceptually uniform and readable by colour-blind viewers.
 HEAT_STOPS = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
 NO_SCORE_FILL = "#e0e0e0"
@@ -221,7 +226,8 @@ def task_heatmap(lb: Leaderboard) -> str:
                 fill, ink, shown = NO_SCORE_FILL, "#555", "n/a"
                 tip = (
                     f"{task.task_id} / {r.label}: no scored epoch "
-                    f"({cell.n_infra_error} infra errors, {cell.n_unscored} unscored)"
+                    f"({cell.n_infra_error} infra errors, {cell.n_unscored} unscored, "
+                    f"{cell.n_scoring_error} scoring errors)"
                 )
             else:
                 fill = heat_color(cell.primary_mean)
@@ -288,7 +294,12 @@ def status_bars(lb: Leaderboard) -> str:
         y_mid = top + row_h * i + row_h / 2
         parts.append(_text(label_w - 8, y_mid + 4, _short(r.label), tip=r.label, text_anchor="end"))
         x = label_w
-        counts = {"scored": r.trials_scored, "unscored": r.unscored, "infra_error": r.infra_errors}
+        counts = {
+            "scored": r.trials_scored,
+            "unscored": r.unscored,
+            "infra_error": r.infra_errors,
+            "scoring_error": r.scoring_errors,
+        }
         for status, n in counts.items():
             if not n:
                 continue

@@ -21,6 +21,7 @@ from benchforge.evaluation.leaderboard import plots
 from benchforge.evaluation.leaderboard.models import Leaderboard, TrialIssue
 
 MD_DETAIL_CHARS = 500  # markdown tables truncate long details; HTML and JSON keep them whole
+ISSUE_TABLES = ("infra", "unscored", "scoring")  # trials without a score, with the reason
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
         "Trials scored",
         "Infra errors",
         "Unscored",
+        "Scoring errors",
         "Tokens",
         "Cost (USD)",
         "Wall s (mean)",
@@ -71,6 +73,7 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
             f"{r.trials_scored}/{r.trials}",
             str(r.infra_errors),
             str(r.unscored),
+            str(r.scoring_errors),
             fmt.count(r.total_tokens),
             fmt.cost(r),
             fmt.seconds(r.mean_agent_wall_s),
@@ -92,7 +95,7 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
         for row, r in zip(board_rows, lb.rows, strict=True)
     ]
     n_metrics = len(metrics)
-    board_numeric = frozenset({0, 3, 4, 5, *range(6, 6 + n_metrics + 7)})
+    board_numeric = frozenset({0, 3, 4, 5, *range(6, 6 + n_metrics + 8)})
 
     ks = list(range(1, lb.max_epochs + 1))
     pass_rows = [
@@ -116,6 +119,7 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
         "Successes",
         "Infra errors",
         "Unscored",
+        "Scoring errors",
     ]
     task_rows = [
         [
@@ -129,6 +133,7 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
             f"{c.successes}/{c.n_success_known}" if c.n_success_known else fmt.MISSING,
             str(c.n_infra_error),
             str(c.n_unscored),
+            str(c.n_scoring_error),
         ]
         for t in lb.tasks
         for c in t.cells
@@ -218,6 +223,13 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
             frozenset({4}),
             "None: every task has a scorer.",
         ),
+        "scoring": _Table(
+            "scoring",
+            [*issue_headers, "Error"],
+            issues(lb.scoring_errors),
+            frozenset({4}),
+            "None: every trial's scoring ran.",
+        ),
     }
 
 
@@ -246,6 +258,13 @@ SECTIONS = [
     ("judged", "Judging", JUDGED_NOTE),
     ("infra", "Infra errors", "Trials that could not be run fairly; excluded from every score."),
     ("unscored", "Unscored", "Trials of tasks without a scorer; excluded from every score."),
+    (
+        "scoring",
+        "Scoring errors",
+        "Trials whose scoring raised (a fault of the scorer or the harness, not the agent's "
+        "answer): excluded from every score, never counted as 0; `benchforge score-run` scores "
+        "them again.",
+    ),
 ]
 
 
@@ -264,7 +283,7 @@ def _md(text: str, limit: int | None = None) -> str:
 def _md_table(table: _Table) -> str:
     if not table.rows:
         return f"_{table.empty}_"
-    limit = MD_DETAIL_CHARS if table.key in ("infra", "unscored") else None
+    limit = MD_DETAIL_CHARS if table.key in ISSUE_TABLES else None
     align = ["---:" if i in table.numeric else "---" for i in range(len(table.headers))]
     lines = [
         "| " + " | ".join(_md(h) for h in table.headers) + " |",
@@ -329,7 +348,7 @@ def _h(text: str) -> str:
 def _html_table(table: _Table) -> str:
     if not table.rows:
         return f'<p class="note">{_h(table.empty)}</p>'
-    detail_col = len(table.headers) - 1 if table.key in ("infra", "unscored") else None
+    detail_col = len(table.headers) - 1 if table.key in ISSUE_TABLES else None
 
     def cls(i: int) -> str:
         if i in table.numeric:

@@ -7,6 +7,8 @@ stored scores. A trial's status in the browser is one of:
 - ``success`` / ``failure``: scored, with or without full marks;
 - ``infra_error``: the trial could not be run fairly (excluded from every score);
 - ``unscored``: its task has no scorer (e.g. ``de_arch`` without a judge);
+- ``scoring_error``: scoring it raised (excluded from every score; the next ``score_run``
+  scores it again);
 - ``not_scored``: finished, but ``score_run`` has not scored it yet.
 """
 
@@ -24,8 +26,17 @@ from benchforge.core.records import RunSpec, Step, TrialKey, TrialResult, TrialS
 from benchforge.evaluation.leaderboard import Leaderboard, build_leaderboard
 from benchforge.harness.store import RunStore
 
-TrialStatus = Literal["success", "failure", "infra_error", "unscored", "not_scored"]
-STATUSES: tuple[TrialStatus, ...] = ("success", "failure", "infra_error", "unscored", "not_scored")
+TrialStatus = Literal[
+    "success", "failure", "infra_error", "unscored", "scoring_error", "not_scored"
+]
+STATUSES: tuple[TrialStatus, ...] = (
+    "success",
+    "failure",
+    "infra_error",
+    "unscored",
+    "scoring_error",
+    "not_scored",
+)
 VISIBLE_SUFFIX = "_visible"
 ERROR_LINE_CHARS = 160
 

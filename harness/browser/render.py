@@ -39,6 +39,7 @@ STATUS_LABELS: dict[TrialStatus, str] = {
     "failure": "failure",
     "infra_error": "infra error",
     "unscored": "unscored",
+    "scoring_error": "scoring error",
     "not_scored": "not scored yet",
 }
 CHECK_LABELS = {
@@ -82,7 +83,8 @@ pre.error, .errorbox { background: #fff1f0; border-color: #f5c2c0; color: #8a1c1
 .s-success, .c-match { background: #dafbe1; color: #116329; border-color: #aceebb; }
 .s-failure, .c-data_mismatch, .c-schema_mismatch { background: #ffebe9; color: #a40e26;
          border-color: #ffcecb; }
-.s-infra_error, .c-build_error { background: #fff1e5; color: #953800; border-color: #ffd8b5; }
+.s-infra_error, .s-scoring_error, .c-build_error { background: #fff1e5; color: #953800;
+         border-color: #ffd8b5; }
 .s-unscored, .s-not_scored, .c-missing, .b-plain { background: #eef1f4; color: #424a53;
          border-color: #d0d7de; }
 .b-mock { background: #b71c1c; color: #fff; }
@@ -512,6 +514,11 @@ def _metrics(view: TrialView) -> str:
         return '<p class="note">Not scored: an infrastructure error is not a result.</p>'
     if score.status == "unscored":
         return f'<p class="note">Unscored: {_h(score.detail or "")}</p>'
+    if score.status == "scoring_error":
+        return (
+            '<p class="note">Not scored: scoring raised (not a 0; <code>benchforge '
+            f"score-run</code> scores it again): {_h(score.detail or '')}</p>"
+        )
     heldout = score.scored_on == "heldout"
     headers = ["Metric", "held-out seed" if heldout else "score"]
     if heldout:
@@ -832,6 +839,7 @@ def _verdict(view: TrialView) -> str:
         reasons = {
             "infra_error": "Not scored: an infrastructure error is not a result.",
             "unscored": "Not scored: its task has no scorer yet.",
+            "scoring_error": "Not scored: scoring it raised (a scorer fault, not a 0).",
             "not_scored": "Not scored yet.",
         }
         return f'<p class="verdict">{_h(reasons.get(row.status, ""))}</p>'

@@ -249,6 +249,36 @@ def test_unscored_listed_and_excluded() -> None:
     assert lb.infra_errors == []
 
 
+def test_scoring_errors_listed_apart_and_never_a_zero() -> None:
+    detail = "AbsoluteLinkError: 'repo' is a link to an absolute path"
+    scores = [
+        ts("a", "t1", 0, cfs=80),
+        ts("a", "t1", 1, status="scoring_error", detail=detail),
+        ts("a", "t2", 0, cfs=40),
+        ts("a", "t3", 0, status="scoring_error", detail=detail),  # t3: nothing scored
+        ts("a", "t2", 1, status="infra_error", detail="sandbox"),
+    ]
+    lb = build_leaderboard(scores, run_id=RUN)
+    row = lb.row("a", "m")
+    assert row.primary_mean == pytest.approx(60)  # (80 + 40) / 2: no 0 for t1@1, none for t3
+    assert (row.trials, row.trials_scored, row.scoring_errors, row.infra_errors) == (5, 2, 2, 1)
+    assert (row.tasks_attempted, row.tasks_scored) == (3, 2)
+    assert row.pass_at_k[1] == pytest.approx(0.0) and row.pass_at_k[2] is None
+    assert [(i.task_id, i.epoch, i.detail) for i in lb.scoring_errors] == [
+        ("t1", 1, detail),
+        ("t3", 0, detail),
+    ]
+    assert [i.task_id for i in lb.infra_errors] == ["t2"] and lb.unscored == []
+    t1 = lb.task("t1").cell("a", "m")
+    assert t1 is not None and (t1.n_epochs, t1.n_scored, t1.n_scoring_error) == (2, 1, 1)
+    md = to_markdown(lb)
+    assert md.index("## Unscored") < md.index("## Scoring errors")
+    assert "| Scoring errors |" in md and "AbsoluteLinkError" in md
+    html = to_html(lb)
+    assert '<section id="scoring">' in html and "scoring error" in html  # the status bars
+    assert Leaderboard.model_validate_json(to_json(lb)) == lb
+
+
 def test_success_none_is_left_out_of_success_rate_and_pass_at_k() -> None:
     scores = [
         ts("a", "t1", 0, cfs=100),

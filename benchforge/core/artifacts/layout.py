@@ -16,6 +16,9 @@ One object, :data:`LAYOUT`, owns every key; stages ask it instead of spelling pa
                                                    fairly (written before it)
     runs/<run_id>/trials/<trial slug>/result.json  TrialResult, written last: the trial is done
     runs/<run_id>/scores/<trial slug>.json         TrialScore
+    runs/<run_id>/scores/<trial slug>.scoring_error
+                                                   beside the score when scoring the trial
+                                                   raised (written before it): not done
     runs/<run_id>/report/<name>                    the leaderboard (md, html, json)
     secrets/heldout.key                            the held-out seeds' secret
 
@@ -45,6 +48,7 @@ class ArtifactLayout:
     TRIAL_SUBMISSION: ClassVar[str] = "submission.tar.gz"
     TRIAL_INFRA_MARKER: ClassVar[str] = "infra_error"
     SCORE_SUFFIX: ClassVar[str] = ".json"
+    SCORE_ERROR_SUFFIX: ClassVar[str] = ".scoring_error"
 
     DATASETS: ClassVar[str] = "datasets"
     HELDOUT_DATASETS: ClassVar[str] = "datasets-heldout"
@@ -116,6 +120,9 @@ class ArtifactLayout:
 
     def score(self, run_id: str, slug: str) -> str:
         return f"{self.scores(run_id)}{slug}{self.SCORE_SUFFIX}"
+
+    def score_error_marker(self, run_id: str, slug: str) -> str:
+        return f"{self.scores(run_id)}{slug}{self.SCORE_ERROR_SUFFIX}"
 
     def report(self, run_id: str, name: str) -> str:
         return f"{self.run(run_id)}/report/{name}"

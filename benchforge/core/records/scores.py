@@ -4,7 +4,11 @@
 - ``scored``: ``metrics`` hold its scores (0-100); it counts in every mean and in pass@k;
 - ``infra_error``: the trial could not be run fairly (an LLM call still failing after its
   retries, the sandbox not starting); excluded from every score, listed in the report;
-- ``unscored``: the task has no scorer yet (e.g. ``de_arch`` rubrics without a judge); listed.
+- ``unscored``: the task has no scorer yet (e.g. ``de_arch`` rubrics without a judge); listed;
+- ``scoring_error``: scoring this trial raised (a scorer or harness fault, e.g. a stored
+  submission the scorer could not read); ``detail`` holds the exception's type and message
+  (truncated). Like an infra error it is excluded from every score, never a 0, listed in the
+  report, and scored again by the next ``score-run`` (it is not done).
 An agent that crashes, loops or times out is *scored* on what it left: that is its result.
 
 ``nodes`` keeps, for a scored DE trial, why each node matched or not (``NodeDetail``): small
@@ -28,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from benchforge.core.records.trials import TrialKey
 
-ScoreStatus = Literal["scored", "infra_error", "unscored"]
+ScoreStatus = Literal["scored", "infra_error", "unscored", "scoring_error"]
 
 
 class NodeCheck(BaseModel):
@@ -59,6 +63,11 @@ class NodeCheck(BaseModel):
         default_factory=list, description="candidate rows not in the gold (a few)"
     )
     omitted_columns: int = Field(default=0, description="columns left out of the examples")
+    examples_withheld: bool = Field(
+        default=False,
+        description="example rows left out: held-out data, shown only when the operator asks "
+        "(--show-heldout-examples)",
+    )
 
     @property
     def matched(self) -> bool:
@@ -137,7 +146,10 @@ class TrialScore(BaseModel):
     primary: str | None = Field(default=None, description="the metric the leaderboard ranks by")
     success: bool | None = Field(default=None, description="full marks; feeds pass@k")
     termination: str = Field(description="why the agent stopped: finished, round_limit, ...")
-    detail: str | None = Field(default=None, description="infra error / unscored reason")
+    detail: str | None = Field(
+        default=None,
+        description="infra error / unscored reason / scoring error (exception type: message)",
+    )
     used_mock_llm: bool = False
     llm_calls: int = 0
     prompt_tokens: int = 0
