@@ -333,6 +333,7 @@ def score_chunk(
     gold: GoldCache,
     memo: ScoreMemo,
     judge: Judge | None = None,
+    show_heldout_examples: bool = False,
 ) -> ChunkScores:
     """Scores ``slugs``; ``gold``, ``memo`` and ``judge`` belong to the ``score_run`` flow
     run, shared by its chunks (threads of one process) and dropped with it.
@@ -368,6 +369,7 @@ def score_chunk(
                 heldout_dir=Path(heldout) if heldout else None,
                 memo=memo,
                 judge=judge,
+                show_heldout_examples=show_heldout_examples,
             )
         except Exception as exc:  # this trial's scoring failed, not the run's
             score = scoring_error(result, exc)
@@ -401,6 +403,7 @@ def score_run(
     unsandboxed: bool = False,
     judge_model: str | None = None,
     judge: JudgeSettings | None = None,
+    show_heldout_examples: bool = False,
 ) -> ScoreSummary:
     """Scores the finished trials of ``run_id`` that have no score yet or a scoring error
     (all with ``rescore``), without re-running any agent. Every execution of candidate code
@@ -422,6 +425,8 @@ def score_run(
         judge_model: the model judging analysis reports and blueprints; default gpt-4.1-mini,
             or the mock server's mock-judge when no API key is configured.
         judge: how judged tasks are judged (per-item or batched calls, retries, GSB alpha).
+        show_heldout_examples: keep example rows in scores on the held-out seed (by default
+            they keep only counts and the differing columns: held-out rows stay held out).
     """
     logger = get_run_logger()
     t0 = time.monotonic()
@@ -455,7 +460,15 @@ def score_run(
                     )
                 )
             for part in _score_chunks(
-                runner, run_id, parts, work, unsandboxed, gold, memo, the_judge
+                runner,
+                run_id,
+                parts,
+                work,
+                unsandboxed,
+                gold,
+                memo,
+                the_judge,
+                show_heldout_examples,
             ):
                 for status, count in part.statuses.items():
                     statuses[status] = statuses.get(status, 0) + count
@@ -497,6 +510,7 @@ def _score_chunks(
     gold: GoldCache,
     memo: ScoreMemo,
     judge: Judge | None,
+    show_heldout_examples: bool,
 ) -> list[ChunkScores]:
     with runner:
         futures = [
@@ -510,6 +524,7 @@ def _score_chunks(
                     "gold": gold,
                     "memo": memo,
                     "judge": judge,
+                    "show_heldout_examples": show_heldout_examples,
                 },
             )
             for part in parts

@@ -31,6 +31,7 @@ from benchforge.evaluation.de.details import (
     node_check,
     node_detail,
     node_details,
+    withhold_examples,
 )
 from benchforge.evaluation.families import SubmissionScore, family_of
 from benchforge.evaluation.judges.client import Judge
@@ -161,10 +162,12 @@ def score_trial(
     heldout_dir: Path | None = None,
     memo: ScoreMemo | None = None,
     judge: Judge | None = None,
+    show_heldout_examples: bool = False,
 ) -> TrialScore:
     """Scores one finished trial by its task's family. With ``heldout_dir`` the metrics are
     those on the held-out dataset, and the visible dataset's are kept beside them as
-    ``<metric>_visible``."""
+    ``<metric>_visible``; the held-out score keeps no example rows (only counts and differing
+    columns) unless ``show_heldout_examples``."""
     if result.status == "infra_error":
         return trial_score(result, "infra_error", detail=result.error)
     family = family_of(task)
@@ -214,7 +217,9 @@ def score_trial(
         scored_on="heldout" if "heldout" in scores else "visible",
         scoring_sandbox=score.sandbox,
         detail=score.detail,
-        nodes=score.nodes,
+        nodes=score.nodes
+        if show_heldout_examples or "heldout" not in scores
+        else withhold_examples(score.nodes),
         nodes_visible=scores["visible"].nodes if "heldout" in scores else [],
         judged=score.judged,
     )

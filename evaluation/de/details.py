@@ -48,6 +48,7 @@ def node_check(comparison: NodeComparison) -> NodeCheck:
         examples_gold=rows(c.examples_gold),
         examples_candidate=rows(c.examples_candidate),
         omitted_columns=len(names) - len(kept),
+        examples_withheld=c.examples_withheld,
     )
 
 
@@ -67,3 +68,16 @@ def node_detail(node: NodeScore) -> NodeDetail:
 def node_details(score: DeScore) -> list[NodeDetail]:
     """Why each node of ``score`` matched or not, in the scorer's (topological) order."""
     return [node_detail(n) for n in score.nodes]
+
+
+def withhold_examples(nodes: list[NodeDetail]) -> list[NodeDetail]:
+    """``nodes`` without example rows (see ``NodeCheck.examples_withheld``): what a score on a
+    held-out dataset keeps unless the operator asks for its rows."""
+
+    def check(c: NodeCheck) -> NodeCheck:
+        if not (c.examples_gold or c.examples_candidate):
+            return c
+        update = {"examples_gold": [], "examples_candidate": [], "examples_withheld": True}
+        return c.model_copy(update=update)
+
+    return [n.model_copy(update={"cs": check(n.cs), "cfs": check(n.cfs)}) for n in nodes]

@@ -622,6 +622,12 @@ def _check(label: str, check: NodeCheck) -> str:
         out.append('<div class="examples">' + "".join(examples) + "</div>")
         if check.omitted_columns:
             out.append(f'<p class="note">{check.omitted_columns} more columns not shown.</p>')
+    if check.examples_withheld:
+        out.append(
+            '<p class="note withheld">Example rows withheld: this score is on the held-out '
+            "dataset, whose rows stay held out (rescore with "
+            "<code>--show-heldout-examples</code> to keep them).</p>"
+        )
     out.append("</div>")
     return "".join(out)
 

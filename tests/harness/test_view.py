@@ -664,3 +664,40 @@ def test_load_run_without_scores_lists_the_trials(stored: StoredRun, tmp_path: P
         "not_scored",
         "not_scored",
     ]
+
+
+def test_heldout_scores_withhold_example_rows_unless_the_operator_asks(stored: StoredRun) -> None:
+    """A score on the held-out seed keeps counts and differing columns, not its rows (the
+    visible dataset stands in for the held-out one here; the gold is already cached)."""
+    run, work = stored.run, stored.root.parent / "work"
+    result = run.read_result(stored.slugs[MISTAKE])
+    task = load_task(TASKS / EVOL)
+    dataset = Path(run.require_spec().datasets[task.key] or "")
+    gold = GoldCache(work)
+
+    def score(show: bool) -> TrialScore:
+        return score_trial(
+            run,
+            result,
+            task,
+            dataset,
+            gold,
+            work,
+            default_backend(),
+            heldout_dir=dataset,
+            show_heldout_examples=show,
+        )
+
+    hidden, shown = score(False), score(True)
+    assert hidden.scored_on == "heldout" and hidden.metrics["cs"] == 50.0
+    wrong = next(n for n in hidden.nodes if n.name == "fct_won_revenue_by_industry")
+    assert wrong.cs.examples_withheld and not wrong.cs.examples_gold
+    assert not wrong.cs.examples_candidate and not wrong.cfs.examples_gold
+    assert set(wrong.cs.column_mismatches) == {"won_amount"} and wrong.cs.differing_rows
+    visible = next(n for n in hidden.nodes_visible if n.name == wrong.name)
+    assert visible.cs.examples_gold and not visible.cs.examples_withheld
+    kept = next(n for n in shown.nodes if n.name == wrong.name)
+    assert kept.cs.examples_gold and not kept.cs.examples_withheld
+    page = trial_page_html(trial_view(result, hidden), "r")
+    assert "Example rows withheld" in page
+    assert "Example rows withheld" not in trial_page_html(trial_view(result, shown), "r")
