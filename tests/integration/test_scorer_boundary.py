@@ -18,17 +18,13 @@ import pytest
 
 from benchforge.core.sandbox import SandboxRequest
 from benchforge.evaluation.de.hacks import CANARY_PREFIX, apply_hack, load_hack_catalogue
-from tests.support.mini_hacks import GOLD_REPO, SCRATCH, Mini
 from tests.paths import REPO_ROOT
+from tests.support.mini_hacks import GOLD_REPO, SCRATCH, Mini
 from tests.support.open_audit import AuditLog, run_audited, strace_binary
 
-HOSTILE = [
-    "planted-macro-compare-db",
-    "planted-macro-candidate-db",
-    "symlinked-scorer-files",
-    "scorer-crash-symlinks",
-    "view-into-gold",
-]
+# The catalogue entries aimed at what a scorer opens after the candidate ran (every entry also
+# scores 0 in tests/integration/test_reward_hacks.py, untraced).
+HOSTILE = ["planted-macro-compare-db", "symlinked-scorer-files", "scorer-crash-symlinks"]
 WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC")
 # The sandbox backend's own bookkeeping (uid leases, cgroups) and devices.
 SANDBOX_STATE = ("/run/benchforge-sandbox/", "/sys/fs/cgroup/", "/proc/", "/dev/")
