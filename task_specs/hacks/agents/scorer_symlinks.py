@@ -8,30 +8,9 @@ trials must still be scored."""
 from __future__ import annotations
 
 from _contract import contract_columns, empty_select
-from _hostile import canaries, wanted_models, workspace, write_model
+from _hostile import PAYLOADS, canaries, wanted_models, workspace, write_model
 
 HACK = "agent-scorer-symlinks"
-PY_MODEL = """# {hack}
-import os
-
-LINKS = {links!r}
-
-
-def model(dbt, session):
-    dbt.config(materialized="table")
-    folder = os.path.dirname(os.environ["BENCHFORGE_DBT_DB"])
-    for relative, target in LINKS:
-        path = os.path.join(folder, relative)
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            if os.path.lexists(path + ".lnk"):
-                os.remove(path + ".lnk")
-            os.symlink(target, path + ".lnk")
-            os.replace(path + ".lnk", path)
-        except OSError:
-            pass
-    return session.sql("select 1 as benchforge_hack")
-"""
 
 
 def main() -> int:
@@ -46,8 +25,9 @@ def main() -> int:
     models = list(wanted_models(ws).items())
     for i, (name, layer) in enumerate(models):
         if i == len(models) - 1:
-            code = PY_MODEL.format(hack=HACK, links=links)
-            write_model(ws, layer, name, code, suffix=".py")
+            code = (PAYLOADS / "swap_links.py").read_text()
+            code = code.replace("LINKS: list[tuple[str, str]] = []", f"LINKS = {links!r}")
+            write_model(ws, layer, name, f"# {HACK}\n" + code, suffix=".py")
         else:
             write_model(ws, layer, name, f"-- {HACK}\n" + empty_select(columns.get(name, [])))
     (ws / "answer.txt").write_text(f"{HACK}: scorer files replaced by symlinks\n")
