@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchforge.cli.common import Subparsers, quiet_prefect
+from benchforge.cli.common import Subparsers
+from benchforge.cli.prefect_server import quiet_prefect, use_prefect
 
 if TYPE_CHECKING:
     from benchforge.anonymize.report.models import ReleaseReport
@@ -28,7 +29,8 @@ def add_parser(sub: Subparsers) -> None:
             "Before publishing, the domain's gold dbt repository is built on the release and\n"
             "its tasks self-verify; a release below any threshold of the policy is refused\n"
             "(nothing published; the report is kept at OUT.refused-report/). Runs as the\n"
-            "Prefect flow 'anonymize'."
+            "Prefect flow 'anonymize'; --no-prefect runs the same steps without Prefect (no\n"
+            "server, no Prefect artifact; a missing dataset is synthesized the same way)."
         ),
         formatter_class=argparse.RawTextHelpFormatter,
     )
@@ -43,6 +45,9 @@ def add_parser(sub: Subparsers) -> None:
     anon.add_argument("--seed", type=int, default=7, help="with a domain name (default 7)")
     anon.add_argument("--sample-rows", type=int, default=5000, help="linkage / attack samples")
     anon.add_argument("--no-progress", action="store_true", help="no progress bar")
+    anon.add_argument(
+        "--no-prefect", action="store_true", help="run the same steps directly, not as a flow"
+    )
     anon.set_defaults(func=anonymize_command)
 
     policy = sub.add_parser(
@@ -65,14 +70,17 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def anonymize_command(args: argparse.Namespace) -> int:
-    quiet_prefect(args.verbose)
+    quiet_prefect(args.verbose)  # --no-prefect imports Prefect's library too, never its API
     from benchforge.anonymize.policy.loader import load_policy
-    from benchforge.core.progress import listening
-    from benchforge.core.progress_bar import DatasetProgress
-    from benchforge.flows.anonymize import STAGES, anonymize
 
     if args.policy:
         load_policy(args.policy)  # a malformed policy fails here, naming the file and field
+    if not args.no_prefect:
+        use_prefect(args.verbose, has_no_prefect=True)
+    from benchforge.core.progress import listening
+    from benchforge.core.progress_bar import DatasetProgress
+    from benchforge.flows.anonymize import STAGES, anonymize, make_release
+
     totals = _source_rows(args.dataset)
     with (
         DatasetProgress(
@@ -84,15 +92,26 @@ def anonymize_command(args: argparse.Namespace) -> int:
         ) as bar,
         listening(bar.update),
     ):
-        record = anonymize(
-            dataset=args.dataset,
-            policy=args.policy,
-            out=args.out,
-            verify_suite=args.verify_suite,
-            scale=args.scale,
-            seed=args.seed,
-            sample_rows=args.sample_rows,
-        )
+        if args.no_prefect:
+            record = make_release(
+                args.dataset,
+                args.policy,
+                args.out,
+                args.verify_suite,
+                args.scale,
+                args.seed,
+                args.sample_rows,
+            )
+        else:
+            record = anonymize(
+                dataset=args.dataset,
+                policy=args.policy,
+                out=args.out,
+                verify_suite=args.verify_suite,
+                scale=args.scale,
+                seed=args.seed,
+                sample_rows=args.sample_rows,
+            )
     print(f"release {record.domain}: {record.total_rows:,} rows -> {record.location}")
     _print_report(record.location)
     return 0

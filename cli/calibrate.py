@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchforge.cli.common import Subparsers, latest_run_id, quiet_prefect
+from benchforge.cli.common import Subparsers, latest_run_id
+from benchforge.cli.prefect_server import flow_only, use_prefect
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -49,6 +50,7 @@ def add_parser(sub: Subparsers) -> None:
         ),
         formatter_class=argparse.RawTextHelpFormatter,
     )
+    calibrate.epilog = flow_only("the calibrate_judge flow publishes its report as artifacts")
     calibrate.add_argument("--cases", required=True, help="cases.jsonl")
     calibrate.add_argument(
         "--labels", action="append", required=True, help="labels file, CSV or JSONL (repeatable)"
@@ -94,11 +96,11 @@ def calibrate_command(args: argparse.Namespace) -> int:
     from benchforge.evaluation.calibration.cases import read_cases
     from benchforge.evaluation.calibration.labels import load_labels
 
-    quiet_prefect(args.verbose)
     # Checked here first: a bad labels file fails in a second, before Prefect and the mock
     # start and before any judge is called (the flow checks again).
     cases = read_cases(Path(args.cases))
     load_labels([Path(p) for p in args.labels], cases)
+    use_prefect(args.verbose)
     from benchforge.flows.calibrate import calibrate_judge
 
     summary = calibrate_judge(

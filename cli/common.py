@@ -1,9 +1,9 @@
-"""Helpers the stage modules share: Prefect's terminal noise, run requests, run summaries."""
+"""Helpers the stage modules share: run requests, run summaries (Prefect's start-up:
+:mod:`benchforge.cli.prefect_server`)."""
 
 from __future__ import annotations
 
 import argparse
-import os
 from typing import TYPE_CHECKING
 
 from benchforge.core.errors import BenchforgeError, ConfigError
@@ -13,13 +13,6 @@ if TYPE_CHECKING:
     from benchforge.flows.runs import RunSummary
 
 Subparsers = argparse._SubParsersAction  # what each stage module's add_parser(sub) receives
-
-
-def quiet_prefect(verbose: bool) -> None:
-    """Flow logs still reach the Prefect API (and UI); the terminal shows them only with -v."""
-    if not verbose:
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
-    os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
 
 def parse_datasets(pairs: list[str] | None) -> dict[str, str]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from benchforge.cli.common import Subparsers, quiet_prefect
+from benchforge.cli.common import Subparsers
+from benchforge.cli.prefect_server import use_prefect
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -69,7 +70,7 @@ def import_command(args: argparse.Namespace) -> int:
             validate=not args.no_validate,
         )
     else:
-        quiet_prefect(args.verbose)
+        use_prefect(args.verbose, has_no_prefect=True)
         from benchforge.flows.dataset_import import import_dataset as import_flow
 
         record = import_flow(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from benchforge.cli.common import Subparsers, quiet_prefect
+from benchforge.cli.common import Subparsers
+from benchforge.cli.prefect_server import quiet_prefect, use_prefect
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -15,7 +16,8 @@ def add_parser(sub: Subparsers) -> None:
             "Runs `dbt build` (seeds, models, tests) of a dbt project on a copy of a dataset's "
             "warehouse, with Benchforge's own profile whatever profile the project names, and "
             "stores the gold build. Shipped: `benchforge gold build crm`. Your own project: "
-            "`benchforge gold build NAME --repo PATH --dataset LOCATION`."
+            "`benchforge gold build NAME --repo PATH --dataset LOCATION`. Runs as the Prefect "
+            "flow 'build_gold'; --no-prefect runs the same steps without Prefect."
         ),
     )
     gold.add_argument("action", choices=["build"])
@@ -30,13 +32,22 @@ def add_parser(sub: Subparsers) -> None:
         help="dataset folder or s3:// prefix (default for a shipped domain: scale 1, seed 7)",
     )
     gold.add_argument("--repo", help="your dbt project folder (default: dbt_projects/NAME)")
+    gold.add_argument(
+        "--no-prefect", action="store_true", help="run the same steps directly, not as a flow"
+    )
     gold.set_defaults(func=gold_command)
 
 
 def gold_command(args: argparse.Namespace) -> int:
-    quiet_prefect(args.verbose)
-    from benchforge.flows.gold import build_gold, stored_counts
+    if args.no_prefect:
+        quiet_prefect(args.verbose)  # Prefect's library is imported, its API never used
+        from benchforge.flows.gold import make_gold, stored_counts
 
-    location = build_gold(domain=args.domain, dataset=args.dataset, repo=args.repo)
+        location = make_gold(args.domain, args.dataset, args.repo)
+    else:
+        use_prefect(args.verbose, has_no_prefect=True)
+        from benchforge.flows.gold import build_gold, stored_counts
+
+        location = build_gold(domain=args.domain, dataset=args.dataset, repo=args.repo)
     print(f"gold {args.domain}: {stored_counts(location).summary()}; stored at {location}")
     return 0

@@ -1,7 +1,7 @@
 """The ``benchforge`` command: one entry point; each stage module (cli/<stage>.py) adds its
 subcommands with ``add_parser(sub)``, and ``main`` dispatches and turns deliberate errors
-(:class:`~benchforge.core.errors.BenchforgeError`) into one line; anything else is a bug and
-keeps its traceback."""
+(:class:`~benchforge.core.errors.BenchforgeError`, a flow's bad parameters, Prefect's server not
+starting) into one line; anything else is a bug and keeps its traceback."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from benchforge.cli import (
     gold,
     mock,
     nightly,
+    prefect_server,
     rebuild,
     run,
     score,
@@ -101,9 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"benchforge: error: {err}", file=sys.stderr)
         return 2
     except Exception as err:
-        if not _bad_flow_parameters(err):
+        line = prefect_server.startup_failure(err)
+        if line is None and not _bad_flow_parameters(err):
             raise
-        print(f"benchforge: error: {err}", file=sys.stderr)
+        print(f"benchforge: error: {line or err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("benchforge: interrupted; nothing was published", file=sys.stderr)

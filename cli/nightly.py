@@ -10,13 +10,16 @@ from benchforge.cli.common import (
     parse_datasets,
     preflight,
     print_run,
-    quiet_prefect,
 )
+from benchforge.cli.prefect_server import flow_only, use_prefect
 
 
 def add_parser(sub: Subparsers) -> None:
     nightly = sub.add_parser(
         "nightly", help="the nightly evaluation: synthesize -> gold -> verify -> run -> report"
+    )
+    nightly.epilog = flow_only(
+        "it chains the stages' flows as subflows of one flow run, which its artifacts describe"
     )
     nightly.add_argument("--date", help="YYYY-MM-DD: the run is nightly-<date> (backfills)")
     nightly.add_argument("--suite", action="append", help="default: de-crm")
@@ -40,7 +43,6 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def nightly_command(args: argparse.Namespace) -> int:
-    quiet_prefect(args.verbose)
     from datetime import date
 
     from benchforge.core.settings import load_settings
@@ -55,6 +57,7 @@ def nightly_command(args: argparse.Namespace) -> int:
         models,
         parse_datasets(args.dataset),
     )
+    use_prefect(args.verbose)
     from benchforge.core.progress import listening
     from benchforge.core.progress_bar import TrialProgress
     from benchforge.flows.nightly import nightly

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from benchforge.cli.common import Subparsers, quiet_prefect
+from benchforge.cli.common import Subparsers
+from benchforge.cli.prefect_server import flow_only, use_prefect
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -18,6 +19,11 @@ def add_parser(sub: Subparsers) -> None:
             "main job is `benchforge nightly` (scripts/pipeline.sh)."
         ),
     )
+    rebuild.epilog = flow_only(
+        "it chains the synthesize, build_gold and anonymize flows",
+        "without Prefect, run `benchforge synth`, `gold build` and `anonymize` with "
+        "--no-prefect for each domain",
+    )
     rebuild.add_argument("--scale", type=float, default=1.0)
     rebuild.add_argument("--seed", type=int, default=7)
     rebuild.add_argument("--domain", action="append", help="limit to these domains (repeatable)")
@@ -30,7 +36,7 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def rebuild_command(args: argparse.Namespace) -> int:
-    quiet_prefect(args.verbose)
+    use_prefect(args.verbose)
     from benchforge.flows.rebuild import rebuild_datasets
 
     result = rebuild_datasets(

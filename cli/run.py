@@ -14,8 +14,8 @@ from benchforge.cli.common import (
     parse_limits,
     preflight,
     print_run,
-    quiet_prefect,
 )
+from benchforge.cli.prefect_server import flow_only, use_prefect
 from benchforge.core.errors import BenchforgeError
 
 if TYPE_CHECKING:
@@ -39,6 +39,9 @@ def add_parser(sub: Subparsers) -> None:
             "(--judge-model; offline the mock server's mock-judge)."
         ),
         formatter_class=argparse.RawTextHelpFormatter,
+    )
+    run.epilog = flow_only(
+        "its trials run in chunks as Prefect tasks on Prefect's thread or Dask task runner"
     )
     run.add_argument("--suite", action="append", required=True, help="suite folder name")
     run.add_argument("--agent", action="append", required=True, help="agent (repeatable)")
@@ -74,6 +77,7 @@ def add_parser(sub: Subparsers) -> None:
         ),
         formatter_class=argparse.RawTextHelpFormatter,
     )
+    score_run.epilog = flow_only("its trials are scored in chunks as Prefect tasks")
     score_run.add_argument("run_id", nargs="?", help="default: the latest run")
     score_run.add_argument("--rescore", action="store_true", help="score every trial again")
     score_run.add_argument("--workers", type=int, default=2)
@@ -81,6 +85,7 @@ def add_parser(sub: Subparsers) -> None:
     score_run.set_defaults(func=score_run_command)
 
     report = sub.add_parser("report", help="print and save a run's leaderboard")
+    report.epilog = flow_only("it publishes the leaderboard as Prefect artifacts too")
     report.add_argument("run_id", nargs="?", help="default: the latest run")
     report.set_defaults(func=report_command)
 
@@ -103,7 +108,6 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    quiet_prefect(args.verbose)
     from benchforge.core.settings import load_settings
     from benchforge.harness.preflight import resolve_models
 
@@ -117,6 +121,7 @@ def run_command(args: argparse.Namespace) -> int:
         args.model,
         parse_datasets(args.dataset),
     )
+    use_prefect(args.verbose)
     from benchforge.core.progress import listening
     from benchforge.core.progress_bar import TrialProgress
     from benchforge.flows.runs import run_suite, score_run
@@ -160,7 +165,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def score_run_command(args: argparse.Namespace) -> int:
-    quiet_prefect(args.verbose)
+    use_prefect(args.verbose)
     from benchforge.core.progress import listening
     from benchforge.core.progress_bar import TrialProgress
     from benchforge.flows.runs import score_run
@@ -227,7 +232,7 @@ def judge_settings(args: argparse.Namespace) -> JudgeSettings:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    quiet_prefect(args.verbose)
+    use_prefect(args.verbose)
     from benchforge.flows.report import report
 
     result = report(run_id=args.run_id or latest_run_id())

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchforge.cli.common import Subparsers, quiet_prefect
+from benchforge.cli.common import Subparsers
+from benchforge.cli.prefect_server import use_prefect
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -38,11 +39,11 @@ def add_parser(sub: Subparsers) -> None:
 def score_command(args: argparse.Namespace) -> int:
     import tempfile
 
+    use_prefect(args.verbose, start=False)  # a flow only to synthesize a missing dataset
     from benchforge.evaluation.de.tasks import dump_report, prepare_gold, score_task
     from benchforge.evaluation.tasks import load_task
     from benchforge.flows.datasets import heldout_dataset, task_dataset
 
-    quiet_prefect(args.verbose)
     loaded = load_task(Path(args.task))
     ref = loaded.spec.dataset
     if args.unsandboxed:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from benchforge.cli.common import Subparsers, quiet_prefect
+from benchforge.cli.common import Subparsers
+from benchforge.cli.prefect_server import use_prefect
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -55,7 +56,7 @@ def synth_command(args: argparse.Namespace) -> int:
                 on_progress=bar.update,
             )
     else:
-        quiet_prefect(args.verbose)
+        use_prefect(args.verbose, has_no_prefect=True)
         from benchforge.core.progress import listening
         from benchforge.flows.synthesize import synthesize
 

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchforge.cli.common import Subparsers, quiet_prefect
+from benchforge.cli.common import Subparsers
+from benchforge.cli.prefect_server import flow_only, use_prefect
 
 if TYPE_CHECKING:
     from benchforge.evaluation.tasks import LoadedTask
@@ -58,6 +59,10 @@ def add_parser(sub: Subparsers) -> None:
     )
     contract_parser.set_defaults(func=task_command)
     verify_parser = actions.add_parser("verify", help="self-verify tasks (gold, do-nothing, ...)")
+    verify_parser.epilog = flow_only(
+        "each task's checks run as Prefect tasks of the verify_tasks flow, whose table is a "
+        "Prefect artifact"
+    )
     _path(verify_parser)
     verify_parser.add_argument(
         "--dataset",
@@ -238,7 +243,7 @@ def base_version(args: argparse.Namespace) -> int:
 def contract(args: argparse.Namespace) -> int:
     """Each de_impl task's contract from a gold build on its dataset (or ``--dataset``); a
     task's first contract too (the file need not exist)."""
-    quiet_prefect(args.verbose)
+    use_prefect(args.verbose, start=False)  # a flow only to synthesize a missing dataset
     from benchforge.evaluation.tasks import DeImplTask, load_tasks
     from benchforge.evaluation.tasks.contracts import generate_contract
     from benchforge.flows.datasets import task_dataset
@@ -261,7 +266,6 @@ def contract(args: argparse.Namespace) -> int:
 def verify(args: argparse.Namespace) -> int:
     """The tasks' authored files are checked first (no flow starts for a task that cannot
     pass); then the ``verify_tasks`` flow."""
-    quiet_prefect(args.verbose)
     from benchforge.evaluation.tasks import load_tasks
     from benchforge.evaluation.tasks.authoring import review_problems
 
@@ -269,6 +273,7 @@ def verify(args: argparse.Namespace) -> int:
     tasks = load_tasks(root)
     _fail_on_problems([review_problems(t) for t in tasks])
     datasets = _verify_datasets(args.dataset, sorted({t.spec.domain for t in tasks}))
+    use_prefect(args.verbose)
     from benchforge.flows.verify import verification_cells, verify_tasks
 
     results = verify_tasks(path=str(root), datasets=datasets or None, hacks=not args.no_hacks)
@@ -322,7 +327,7 @@ def _absolute(location: str) -> str:
 def prepare(args: argparse.Namespace) -> int:
     """Anchors evaluated on the dataset, substituted into each DA task's rubric and reference:
     what the judge will see for trials on that dataset."""
-    quiet_prefect(args.verbose)
+    use_prefect(args.verbose, start=False)  # a flow only to synthesize a missing dataset
     import json
 
     from benchforge.core.errors import ConfigError
@@ -371,7 +376,7 @@ def prepare(args: argparse.Namespace) -> int:
 def new(args: argparse.Namespace) -> int:
     """Scaffolds the task; a de_impl task gets its first contract from a gold build on its
     dataset (as ``task contract`` would write it)."""
-    quiet_prefect(args.verbose)
+    use_prefect(args.verbose, start=False)  # a flow only to synthesize a missing dataset
     from benchforge.evaluation.dbt.project import require_dbt_project
     from benchforge.evaluation.tasks.scaffold import TaskDraft, relative_to_root, scaffold_task
 

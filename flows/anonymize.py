@@ -6,13 +6,21 @@ repository builds on the release with every test passing; the domain's tasks sel
 gold 100, do-nothing 0) -> thresholds -> publish. A release below any threshold of its policy is
 refused: the flow fails, nothing is published, and the report (published as a Prefect artifact
 either way) says why.
+
+The flow and ``benchforge anonymize --no-prefect`` run one sequence, :func:`make_release`: the
+flow passes its Prefect tasks as the :class:`ReleaseSteps`, :data:`PLAIN_STEPS` are the same
+functions called directly (no Prefect API, no artifact).
 """
 
 from __future__ import annotations
 
+import logging
 import tempfile
+from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
@@ -37,7 +45,7 @@ from benchforge.evaluation.de.tasks import gold_cache
 from benchforge.evaluation.families import VerifyOptions, family_of
 from benchforge.evaluation.gold import load_gold
 from benchforge.evaluation.tasks import load_tasks
-from benchforge.flows.datasets import local_dataset
+from benchforge.flows.datasets import local_dataset, plain_local_dataset
 from benchforge.flows.synthesize import Scale, Seed, artifact_key
 from benchforge.flows.verify import verification_cells
 from benchforge.harness.judging import judge_session
@@ -167,6 +175,37 @@ def _summary(staged: StagedRelease, location: str | None) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class ReleaseSteps:
+    """How each step of :func:`make_release` runs: the flow's Prefect tasks, or
+    :data:`PLAIN_STEPS`."""
+
+    source: Callable[[str, str | None, Path, float, int], Path]  # (domain, dataset, scratch, ...)
+    stage: Callable[[str, LoadedPolicy, Target, int], StagedRelease]
+    benchmark: Callable[[StagedRelease, str | None, str], BenchmarkSection]
+    publish: Callable[[StagedRelease, Target], DatasetRecord]
+    summarize: Callable[[StagedRelease, str, str | None], None]  # (staged, domain, location)
+    log: Callable[..., Any]  # logger.info
+
+
+PLAIN_STEPS = ReleaseSteps(
+    source=plain_local_dataset,
+    stage=stage_task.fn,
+    benchmark=benchmark_task.fn,
+    publish=publish_task.fn,
+    summarize=lambda staged, domain, location: None,
+    log=logging.getLogger(__name__).info,
+)
+
+
+def _publish_summary(staged: StagedRelease, domain: str, location: str | None) -> None:
+    create_markdown_artifact(
+        key=artifact_key(f"release-{domain}"),
+        markdown=_summary(staged, location),
+        description=f"Anonymized release of {domain}",
+    )
+
+
 @flow(name="anonymize")
 def anonymize(
     dataset: str = "crm",
@@ -192,10 +231,32 @@ def anonymize(
         seed: with a domain name: the dataset's seed.
         sample_rows: records sampled by the linkage and attack measurements.
     """
-    logger = get_run_logger()
+    steps = ReleaseSteps(
+        source=local_dataset,
+        stage=stage_task,
+        benchmark=benchmark_task,
+        publish=publish_task,
+        summarize=_publish_summary,
+        log=get_run_logger().info,
+    )
+    return make_release(dataset, policy, out, verify_suite, scale, seed, sample_rows, steps)
+
+
+def make_release(
+    dataset: str,
+    policy: str | None,
+    out: str | None,
+    verify_suite: str | None,
+    scale: float,
+    seed: int,
+    sample_rows: int,
+    steps: ReleaseSteps = PLAIN_STEPS,
+) -> DatasetRecord:
+    """The ``anonymize`` flow's sequence (its arguments), each step run by ``steps``; with
+    the default :data:`PLAIN_STEPS`, the whole stage without an orchestrator."""
     with tempfile.TemporaryDirectory(prefix="benchforge-anonymize-") as tmp:
         is_domain = dataset in shipped_domains() and not Path(dataset).exists()
-        source = local_dataset(
+        source = steps.source(
             dataset if is_domain else "",
             None if is_domain else dataset,
             Path(tmp) / "source",
@@ -212,30 +273,26 @@ def anonymize(
             suite = str(default) if default.is_dir() else NO_SUITE
         target = prepare_target(location)
         try:
-            staged = stage_task(str(source), loaded, target, sample_rows)
+            staged = steps.stage(str(source), loaded, target, sample_rows)
             emit(StageDone(stage=STAGES[0]))
             failing = [t.name for t in staged.report.failing if t.name != "require_benchmark"]
             if failing:  # refused whatever the benchmark says: do not spend minutes on it
-                logger.info("thresholds failed (%s): benchmark check skipped", ", ".join(failing))
+                steps.log("thresholds failed (%s): benchmark check skipped", ", ".join(failing))
             else:
                 write_release_record(staged, target.out)  # staging: tasks need a dataset.json
-                bench = benchmark_task(staged, suite, str(Path(tmp) / "bench"))
+                bench = steps.benchmark(staged, suite, str(Path(tmp) / "bench"))
                 staged.report = staged.report.with_benchmark(bench, loaded.policy.thresholds)
             emit(StageDone(stage=STAGES[1]))
-            create_markdown_artifact(
-                key=artifact_key(f"release-{record.domain}"),
-                markdown=_summary(staged, location if staged.report.passed else None),
-                description=f"Anonymized release of {record.domain}",
-            )
+            steps.summarize(staged, record.domain, location if staged.report.passed else None)
             if not staged.report.passed:
                 kept = _keep_refused_report(staged, location)
                 raise ReleaseRefused(staged.report, kept)
-            published = publish_task(staged, target)
+            published = steps.publish(staged, target)
             emit(StageDone(stage=STAGES[2]))
         except BaseException:
             discard(target)
             raise
-    logger.info("release of %s published to %s", record.domain, published.location)
+    steps.log("release of %s published to %s", record.domain, published.location)
     return published
 
 

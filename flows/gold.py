@@ -1,10 +1,19 @@
-"""Flow ``build_gold``: a gold dbt repository built on a dataset, stored as artifacts."""
+"""Flow ``build_gold``: a gold dbt repository built on a dataset, stored as artifacts.
+
+The flow and ``benchforge gold build --no-prefect`` run one sequence, :func:`make_gold`: the
+flow passes its Prefect tasks as the :class:`GoldSteps`, :data:`PLAIN_STEPS` are the same
+functions called directly (no Prefect API, no artifact).
+"""
 
 from __future__ import annotations
 
+import logging
 import re
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
@@ -17,7 +26,7 @@ from benchforge.core.settings import load_settings
 from benchforge.evaluation.dbt.project import PROJECT_FILE, require_dbt_project
 from benchforge.evaluation.gold import BuildCounts, build_counts, dataset_version, repo_version
 from benchforge.evaluation.gold import build_gold as build_gold_library
-from benchforge.flows.datasets import local_dataset
+from benchforge.flows.datasets import local_dataset, plain_local_dataset
 from benchforge.flows.synthesize import artifact_key
 from benchforge.synthesis.spec.loader import shipped_domains
 
@@ -67,6 +76,41 @@ def store_task(build: GoldBuild, key: str) -> str:
     return store.uri(key)
 
 
+def _publish_summary(
+    domain: str, repo_dir: Path, build: GoldBuild, counts: BuildCounts, location: str
+) -> None:
+    create_markdown_artifact(
+        key=artifact_key(f"gold-{domain}"),
+        markdown=(
+            f"# Gold build {domain}\n\n- stored at `{location}`\n- repository `{repo_dir}`\n"
+            f"- models: {counts.models}\n- tests: {counts.tests}\n- seeds: {counts.seeds}\n"
+            f"- dbt build: {build.seconds:.1f} s\n"
+            f"- dataset version `{build.dataset_version}`, repo version `{build.repo_version}`\n"
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class GoldSteps:
+    """How each step of :func:`make_gold` runs: the flow's Prefect tasks, or
+    :data:`PLAIN_STEPS`."""
+
+    source: Callable[[str, str | None, Path], Path]  # (domain, dataset, scratch)
+    build: Callable[[str, str, str, str], GoldBuild]  # (domain, repo, dataset dir, out)
+    store: Callable[[GoldBuild, str], str]
+    summarize: Callable[[str, Path, GoldBuild, BuildCounts, str], None]  # + location
+    log: Callable[..., Any]  # logger.info
+
+
+PLAIN_STEPS = GoldSteps(
+    source=plain_local_dataset,
+    build=dbt_build_task.fn,
+    store=store_task.fn,
+    summarize=lambda domain, repo, build, counts, location: None,
+    log=logging.getLogger(__name__).info,
+)
+
+
 @flow(name="build_gold")
 def build_gold(domain: str = "crm", dataset: str | None = None, repo: str | None = None) -> str:
     """Runs ``dbt build`` of ``dbt_projects/<domain>`` (or ``repo``, any dbt project: it runs
@@ -81,7 +125,21 @@ def build_gold(domain: str = "crm", dataset: str | None = None, repo: str | None
         dataset: a dataset folder or s3:// prefix; default the domain's scale-1 seed-7 one.
         repo: a dbt project folder; default dbt_projects/DOMAIN.
     """
-    logger = get_run_logger()
+    steps = GoldSteps(
+        source=local_dataset,
+        build=dbt_build_task,
+        store=store_task,
+        summarize=_publish_summary,
+        log=get_run_logger().info,
+    )
+    return make_gold(domain, dataset, repo, steps)
+
+
+def make_gold(
+    domain: str, dataset: str | None, repo: str | None, steps: GoldSteps = PLAIN_STEPS
+) -> str:
+    """The ``build_gold`` flow's sequence (its arguments), each step run by ``steps``; with the
+    default :data:`PLAIN_STEPS`, the whole stage without an orchestrator."""
     repo_dir = gold_repo(domain, repo)
     if dataset is None and domain not in shipped_domains():
         raise ConfigError(
@@ -90,19 +148,11 @@ def build_gold(domain: str = "crm", dataset: str | None = None, repo: str | None
             "`benchforge dataset import`)"
         )
     with tempfile.TemporaryDirectory(prefix="benchforge-gold-") as tmp:
-        dataset_dir = local_dataset(domain, dataset, Path(tmp) / "dataset")
+        dataset_dir = steps.source(domain, dataset, Path(tmp) / "dataset")
         key = gold_key(domain, dataset_dir, repo_dir)
-        build = dbt_build_task(domain, str(repo_dir), str(dataset_dir), str(Path(tmp) / "gold"))
+        build = steps.build(domain, str(repo_dir), str(dataset_dir), str(Path(tmp) / "gold"))
         counts = build_counts((build.folder / "run_results.json").read_text())
-        logger.info("gold %s: %s in %.1fs", domain, counts.summary(), build.seconds)
-        location = store_task(build, key)
-    create_markdown_artifact(
-        key=artifact_key(f"gold-{domain}"),
-        markdown=(
-            f"# Gold build {domain}\n\n- stored at `{location}`\n- repository `{repo_dir}`\n"
-            f"- models: {counts.models}\n- tests: {counts.tests}\n- seeds: {counts.seeds}\n"
-            f"- dbt build: {build.seconds:.1f} s\n"
-            f"- dataset version `{build.dataset_version}`, repo version `{build.repo_version}`\n"
-        ),
-    )
+        steps.log("gold %s: %s in %.1fs", domain, counts.summary(), build.seconds)
+        location = steps.store(build, key)
+    steps.summarize(domain, repo_dir, build, counts, location)
     return location
