@@ -125,37 +125,6 @@ def run_node(node: dict[str, Any]) -> dict[str, Any]:
         con.close()
 
 
-def freeze(plan: dict[str, Any]) -> dict[str, Any]:
-    """The candidate's relations as tables in ``plan["out"]``: relation -> error or None."""
-    con = duckdb.connect(":memory:")
-    errors: dict[str, Any] = {}
-    try:
-        con.execute(f"SET threads = {int(plan['threads'])}")
-        con.execute(f"SET memory_limit = '{int(plan['memory_mb'])}MB'")
-        con.execute(f"SET temp_directory = '{os.path.join(plan['dir'], 'spill')}'")
-        con.execute(f"ATTACH '{plan['source']}' AS {_quote(plan['database'])} (READ_ONLY)")
-        con.execute(f"ATTACH '{plan['out']}' AS {_quote(OUTPUT_ALIAS)}")
-        for setting in _LOCKDOWN:
-            con.execute(setting)
-        for schema, name in plan["relations"]:
-            key = f"{schema}.{name}"
-            source = f"{_quote(plan['database'])}.{_quote(schema)}.{_quote(name)}"
-            target = f"{_quote(OUTPUT_ALIAS)}.{_quote(schema)}.{_quote(name)}"
-            timer = threading.Timer(float(plan["timeout_s"]), con.interrupt)
-            timer.start()
-            try:
-                con.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(OUTPUT_ALIAS)}.{_quote(schema)}")
-                con.execute(f"CREATE TABLE {target} AS FROM {source}")
-                errors[key] = None
-            except duckdb.Error as err:
-                errors[key] = str(err).splitlines()[0][:300]
-            finally:
-                timer.cancel()
-    finally:
-        con.close()
-    return errors
-
-
 # --- collecting: the candidate's outputs as plain data files for the scorer --------------------
 
 MAX_JSON_BYTES = 512 * 1024 * 1024
@@ -338,11 +307,6 @@ def main(plan_path: str) -> int:
     collector = COLLECTORS.get(plan.get("mode", ""))
     if collector is not None:
         status = collector(plan)
-        with open(os.path.join(plan["dir"], "status.json"), "w", encoding="utf-8") as fh:
-            json.dump(status, fh)
-        return 0
-    if plan.get("mode") == "freeze":
-        status = freeze(plan)
         with open(os.path.join(plan["dir"], "status.json"), "w", encoding="utf-8") as fh:
             json.dump(status, fh)
         return 0

@@ -16,7 +16,9 @@ CFS and SR. Layers come from the task's layer mapping (``DeScoring.layers``).
 
 A node that fails to compile or build scores 0; nothing the candidate does can crash the
 scorer or touch the gold build: every execution of candidate code (dbt, hooks, Python models,
-CS queries) is sandboxed, with the gold out of sight.
+CS queries) is sandboxed, with the gold out of sight, and the scorer never opens a file in a
+tree candidate code wrote: what it produced arrives as JSON and Parquet through collect steps
+(:mod:`benchforge.evaluation.de.boundary`) and is compared in a database the scorer creates.
 """
 
 from __future__ import annotations
