@@ -80,6 +80,12 @@ def add_parser(sub: Subparsers) -> None:
     score_run.epilog = flow_only("its trials are scored in chunks as Prefect tasks")
     score_run.add_argument("run_id", nargs="?", help="default: the latest run")
     score_run.add_argument("--rescore", action="store_true", help="score every trial again")
+    score_run.add_argument(
+        "--show-heldout-examples",
+        action="store_true",
+        help="keep example rows in scores on the held-out seed (default: counts and the "
+        "differing columns only; held-out rows stay held out)",
+    )
     score_run.add_argument("--workers", type=int, default=2)
     add_judge_arguments(score_run)
     score_run.set_defaults(func=score_run_command)
@@ -178,6 +184,7 @@ def score_run_command(args: argparse.Namespace) -> int:
             workers=args.workers,
             judge_model=args.judge_model,
             judge=judge_settings(args),
+            show_heldout_examples=args.show_heldout_examples,
         )
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
     print(

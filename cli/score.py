@@ -26,6 +26,12 @@ def add_parser(sub: Subparsers) -> None:
         help="score on the task's visible dataset only (the data an agent sees)",
     )
     score.add_argument("--report", help="where to write the JSON report")
+    score.add_argument(
+        "--show-heldout-examples",
+        action="store_true",
+        help="keep example rows of the held-out seed in the report (default: only counts and "
+        "the differing columns; held-out rows stay held out)",
+    )
     score.add_argument("--work", help="keep builds in this folder (default: a temp folder)")
     score.add_argument(
         "--unsandboxed",
@@ -70,6 +76,8 @@ def score_command(args: argparse.Namespace) -> int:
                 work / "score-heldout",
                 unsandboxed=args.unsandboxed,
             )
+            if not args.show_heldout_examples:
+                primary = primary.without_examples()
             result = primary.model_copy(update={"scored_on": "heldout", "visible": result})
     report = Path(args.report or f"score-{loaded.spec.id}.json")
     dump_report(result, report)
