@@ -33,6 +33,7 @@ from benchforge.evaluation.de.hacks import (
     HackCheck,
     HackKind,
     RewardHack,
+    apply_hack,
     changes,
     check_catalogue,
     fingerprint,
@@ -276,3 +277,38 @@ def test_hack_agents_score_zero_through_the_run_path(
     }
     assert not leaked, leaked
     assert changes(before, fingerprint(watch), watch) == []
+
+
+def test_a_planted_macro_scores_zero_through_score_de(mini: Mini) -> None:
+    """The `benchforge score de` path (a process of its own, as a maintainer runs it)."""
+    hack = CATALOGUE.get("planted-macro-compare-db")
+    folder = mini.host / "score-de"
+    candidate = apply_hack(mini.base, mini.manifest(), hack, folder / "candidate", mini.context())
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchforge.cli",
+            "score",
+            "de",
+            "--task",
+            str(TASKS_ROOT / "de-mini" / IMPL),
+            "--candidate",
+            str(candidate),
+            "--dataset",
+            str(mini.dataset),
+            "--work",
+            str(folder / "work"),
+            "--report",
+            str(folder / "report.json"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "CS 0.00 / CFS 0.00 / SR 0" in result.stdout, result.stdout
+    report = json.loads((folder / "report.json").read_text())
+    assert (report["cs"], report["cfs"], report["sr"]) == (0.0, 0.0, 0.0)
