@@ -62,6 +62,7 @@ def test_every_readme_command_is_covered_here() -> None:
     covered = {
         "bash scripts/pipeline.sh",  # test_pipeline_command_runs_the_nightly_eval_offline
         "bash scripts/test.sh",  # what CI runs (.ci/run) -- it runs this very file
+        "bash scripts/test-fast.sh",  # a subset of test.sh: test_fast_loop_runs_existing_tests
         "source .venv/bin/activate",
         "benchforge synth crm --scale 1 --seed 7 --out out/crm",
         "benchforge synth crm --scale 0.1 --seed 7 --out s3://bucket/datasets/crm",
@@ -99,6 +100,17 @@ def test_every_readme_command_is_covered_here() -> None:
         *walkthrough_commands(),
     }
     assert set(readme_commands()) == covered
+
+
+def test_fast_loop_runs_existing_tests() -> None:
+    """The fast loop's selection is test files CI runs too (a renamed one must not vanish)."""
+    script = (ROOT / "scripts" / "test-fast.sh").read_text()
+    selection = re.search(r"FAST_TESTS=\((.*?)\)", script, flags=re.S)
+    assert selection is not None
+    paths = selection.group(1).split()
+    assert paths and all((ROOT / p).exists() for p in paths), paths
+    assert "mypy" in script and "ruff format --check" in script
+    assert subprocess.run(["bash", "-n", str(ROOT / "scripts" / "test-fast.sh")]).returncode == 0
 
 
 @pytest.fixture(scope="module")
