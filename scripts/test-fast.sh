@@ -12,6 +12,7 @@ FAST_TESTS=(
   tests/synthesis
   tests/anonymize
   tests/evaluation/calibration
+  tests/evaluation/judges
   tests/evaluation/test_de_compare.py
   tests/evaluation/test_de_boundary.py
   tests/evaluation/test_de_scoring.py
