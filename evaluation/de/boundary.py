@@ -18,8 +18,9 @@ Once candidate code has run in ``candidate/`` or ``cs/``, the scorer process ope
 that tree again. A collect step (trusted code, :mod:`benchforge.evaluation.de.cs_worker`, run in
 a sandbox that sees the tree read-only and may write only a fresh ``collected-*`` folder)
 copies dbt's JSON artifacts and exports tables as Parquet; the scorer reads those files through
-descriptors opened with ``O_NOFOLLOW`` (regular files only) and loads the tables into a
-comparison database it creates in ``scorer/``. A planted macro, a symlinked database or a
+descriptors opened with ``O_NOFOLLOW`` (regular files only; DuckDB reads the Parquet through
+``/proc/self/fd/N`` of the checked descriptor) in a comparison database it creates in
+``scorer/``. A planted macro, a symlinked database or a
 forged manifest in a candidate tree is therefore never opened by the scorer.
 """
 

@@ -540,20 +540,13 @@ def _compare_collected(
     rel_tol: float,
     timeout: float,
 ) -> NodeComparison:
-    """Loads the collected Parquet ``folder/file`` into a table of the comparison database
-    (through its checked descriptor) and compares it with the gold node."""
-    table = "__bf_candidate"
+    """Compares the collected Parquet ``folder/file``, read by the comparison database through
+    its checked descriptor (never by path), with the gold node."""
     try:
-        with collected_file_path(folder, file) as path, _Timeout(con, timeout):
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS FROM read_parquet('{path}')")
+        with collected_file_path(folder, file) as path:
+            return _compare(con, g, f"read_parquet('{path}')", rel_tol, timeout)
     except UnsafeCollectedFile as err:
         return _missing(f"the collected output is unusable: {err}", "build_error")
-    except duckdb.Error as err:
-        return _missing(f"could not load: {str(err).splitlines()[0][:300]}", "build_error")
-    try:
-        return _compare(con, g, qualified("temp", "main", table), rel_tol, timeout)
-    finally:
-        con.execute(f"DROP TABLE IF EXISTS temp.main.{table}")
 
 
 def _compare(
