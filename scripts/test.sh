@@ -9,6 +9,7 @@ echo "== mypy" && mypy
 echo "== import-linter" && lint-imports
 echo "== sqlfluff" && sqlfluff lint dbt_projects task_specs/*/*/gold_v2 --processes 2
 bash scripts/_chromium.sh || echo "no chromium: tests/harness/test_view.py will fail" >&2  # for test_view.py
+bash scripts/_strace.sh || echo "no strace: the scorer open-path audit tests will fail" >&2
 # Two workers, each test file on one of them (module fixtures such as the README's work
 # folder stay shared within a file); the slowest tests are listed at the end.
 echo "== pytest" && pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=15 "$@"
