@@ -120,7 +120,13 @@ class DaOpenFamily(FamilyBase):
         gsb = judge_gsb(judge, text, gold.baselines, question=gold.question)
         alpha = spec.gsb_alpha if spec.gsb_alpha is not None else judge.settings.gsb_alpha
         combined = score_da(rubric, gsb, alpha)
-        record = judge_record(judge=judge, rubric=rubric, gsb=gsb)
+        record = judge_record(
+            judge=judge,
+            rubric=rubric,
+            gsb=gsb,
+            resolved=gold.rubric,
+            output=f"{REPORT_DIR}/{spec.report}",
+        )
         metrics = _metrics(combined, rubric, gsb)
         return JudgedReport(
             score=SubmissionScore(

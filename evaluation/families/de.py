@@ -587,11 +587,13 @@ class DeArchFamily(DeFamily):
     ) -> SubmissionScore:
         spec = spec_as(task, DeArchTask)
         blueprint = _read_text(submission.parent / spec.expected_output)
-        return self.judge_blueprint(gold, blueprint, judge)
+        return self.judge_blueprint(gold, blueprint, judge, output=spec.expected_output)
 
     def judge_blueprint(
-        self, gold: ArchGold, blueprint: str, judge: Judge | None
+        self, gold: ArchGold, blueprint: str, judge: Judge | None, output: str | None = None
     ) -> SubmissionScore:
+        """``output``: where the blueprint was read from, relative to the workspace (kept in
+        the record, for the run browser)."""
         if judge is None:
             raise UnsupportedTaskError("de_arch blueprints are judged: no judge was given")
         mine = judge.for_task()
@@ -610,7 +612,7 @@ class DeArchFamily(DeFamily):
             primary="rubric",
             success=verdict.score is not None and verdict.score >= SUCCESS_FRACTION,
             detail=unscored,
-            judged=judge_record(judge=mine, architecture=verdict),
+            judged=judge_record(judge=mine, architecture=verdict, output=output),
         )
 
     def verify(

@@ -4,18 +4,23 @@ Built from the judge's own ledger (one task's calls) and the scores the judges r
 judges (model, prompt and rubric versions, mode), how many requests reached the endpoint (cache
 hits aside), the cost (None as soon as one sent call is unpriced: a partial sum would pass for
 the whole), what could not be judged, and every item with its evidence (quotes cut to 300
-characters).
+characters), the checks behind each award (the judge's award before them, the anchor the
+item cites and whether code found it), each GSB pair in both orders, and the judged file.
 """
 
 from __future__ import annotations
 
-from benchforge.core.records import JudgedItem, JudgeRecord
+from collections.abc import Mapping
+
+from benchforge.core.records import JudgedItem, JudgedPair, JudgeRecord
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.models import (
+    AnchorValue,
     ArchitectureScore,
     GsbScore,
     ItemVerdict,
     JudgeInfo,
+    ResolvedRubric,
     RubricScore,
 )
 
@@ -38,7 +43,10 @@ def _judge_entry(info: JudgeInfo) -> dict[str, str]:
     return entry
 
 
-def _item(v: ItemVerdict, group: str, kind: str) -> JudgedItem:
+def _item(
+    v: ItemVerdict, group: str, kind: str, anchors: Mapping[str, AnchorValue] | None = None
+) -> JudgedItem:
+    anchor = (anchors or {}).get(v.item_id)
     return JudgedItem(
         id=v.item_id,
         group=group,
@@ -49,6 +57,13 @@ def _item(v: ItemVerdict, group: str, kind: str) -> JudgedItem:
         evidence=[_truncate(q) for q in v.evidence],
         flags=list(v.flags),
         reason=v.reason,
+        judge_awarded=v.judge_awarded,
+        evidence_ok=v.evidence_ok,
+        anchor=anchor.name if anchor is not None else None,
+        anchor_value=anchor.text if anchor is not None else None,
+        anchor_ok=v.anchor_ok,
+        code_found_anchor=v.code_found_anchor,
+        off_rubric=v.off_rubric,
     )
 
 
@@ -62,8 +77,12 @@ def judge_record(
     rubric: RubricScore | None = None,
     gsb: GsbScore | None = None,
     architecture: ArchitectureScore | None = None,
+    resolved: ResolvedRubric | None = None,
+    output: str | None = None,
 ) -> JudgeRecord:
-    """The record of one judged trial (see the module docstring)."""
+    """The record of one judged trial (see the module docstring). ``resolved``: the rubric the
+    rubric judge used (for the anchors its items cite); ``output``: the judged file, relative
+    to the workspace."""
     records = judge.ledger.records()
     sent = [r for r in records if not r.cache_hit]
     unpriced = any(r.status == "ok" and r.cost_usd is None for r in sent)
@@ -74,7 +93,9 @@ def judge_record(
     disagreements: list[str] = []
     flags: list[str] = []
     items: list[JudgedItem] = []
+    gsb_pairs: list[JudgedPair] = []
     pairs = inconsistent = 0
+    anchors = {i.id: i.anchor for i in resolved.items if i.anchor} if resolved else None
     if rubric is not None:
         judges.append(_judge_entry(rubric.info))
         unscored += rubric.unscored
@@ -82,7 +103,7 @@ def judge_record(
         flags += rubric.injection_flags
         for v in rubric.items:
             group = f"{v.standard_id}/{v.path_id or 'unlisted'}"
-            items.append(_item(v, group, v.type or "unlisted"))
+            items.append(_item(v, group, v.type or "unlisted", anchors))
     if architecture is not None:
         judges.append(_judge_entry(architecture.info))
         unscored += architecture.unscored
@@ -93,6 +114,17 @@ def judge_record(
         pairs = len(gsb.pairs)
         inconsistent = gsb.inconsistent
         for p in gsb.pairs:
+            gsb_pairs.append(
+                JudgedPair(
+                    baseline_id=p.baseline_id,
+                    dimension=p.dimension,
+                    raw_first=p.raw_first,
+                    raw_second=p.raw_second,
+                    verdict=p.verdict,
+                    consistent=p.consistent,
+                    status=p.status,
+                )
+            )
             pair_id = f"gsb:{p.baseline_id}:{p.dimension}"
             counted = p.status == "scored" and p.consistent
             if p.status == "unscored":
@@ -123,4 +155,6 @@ def judge_record(
         injection_flags=_dedupe(flags),
         items=items,
         used_mock_llm=judge.ledger.used_mock(),
+        output=output,
+        gsb_pairs=gsb_pairs,
     )

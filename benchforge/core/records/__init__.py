@@ -25,6 +25,7 @@ from benchforge.core.records.datasets import (
 from benchforge.core.records.runs import LlmOptions, RunIdentity, RunSpec
 from benchforge.core.records.scores import (
     JudgedItem,
+    JudgedPair,
     JudgeRecord,
     NodeCheck,
     NodeDetail,
@@ -41,6 +42,7 @@ __all__ = [
     "ImportStamp",
     "JudgeRecord",
     "JudgedItem",
+    "JudgedPair",
     "LlmOptions",
     "NodeCheck",
     "NodeDetail",

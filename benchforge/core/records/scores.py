@@ -106,6 +106,32 @@ class JudgedItem(BaseModel):
     evidence: list[str] = Field(default_factory=list, description="quotes, truncated")
     flags: list[str] = Field(default_factory=list)
     reason: str = ""
+    # The checks behind ``earned`` (None in scores stored before they were kept).
+    judge_awarded: float | None = Field(default=None, description="the judge's award, unchecked")
+    evidence_ok: bool | None = Field(default=None, description="every quote found by code")
+    anchor: str | None = Field(default=None, description="the anchor the item cites")
+    anchor_value: str | None = Field(default=None, description="as the rubric writes it")
+    anchor_ok: bool | None = Field(default=None, description="the evidence states the anchor")
+    code_found_anchor: bool | None = Field(
+        default=None, description="the anchor value appears in the output (code, no judge)"
+    )
+    off_rubric: bool = Field(default=False, description="judged on an unlisted approach")
+
+
+class JudgedPair(BaseModel):
+    """One GSB comparison with a baseline on one dimension, judged in both orders: the
+    candidate's raw score (-10..10) shown first and shown second; ``verdict`` None when the
+    two orders disagree."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    baseline_id: str
+    dimension: str
+    raw_first: float | None
+    raw_second: float | None
+    verdict: str | None
+    consistent: bool
+    status: Literal["scored", "unscored"]
 
 
 class JudgeRecord(BaseModel):
@@ -131,6 +157,10 @@ class JudgeRecord(BaseModel):
     used_mock_llm: bool = Field(
         default=False, description="the judge was the Benchforge mock server (scripted)"
     )
+    output: str | None = Field(
+        default=None, description="the judged file, relative to the workspace (report.md, ...)"
+    )
+    gsb_pairs: list[JudgedPair] = Field(default_factory=list)
 
 
 class TrialScore(BaseModel):
