@@ -1,26 +1,26 @@
-"""What a judge is allowed to see of an output: the visible text, minus text aimed at the judge.
+"""What a judge is allowed to see of an output: the text a reader sees, minus text aimed at the
+judge, cut to the task's length limit.
 
 An agent's report is untrusted input to an LLM judge. Before any judge reads it (and before any
 evidence quote is checked against it), ``sanitize_output``:
 
-1. drops zero-width and bidirectional control characters (they hide words from a human reader
-   and split trigger words so that pattern checks miss them);
-2. drops content a rendered report never shows: HTML comments, ``<script>`` / ``<style>``
-   elements, elements hidden by ``display:none`` / ``visibility:hidden`` / ``font-size:0`` /
-   the ``hidden`` or ``aria-hidden`` attributes, and markdown "comment links"
-   (``[//]: # (...)``, a link definition whose target is ``#``);
-3. replaces each sentence that addresses the evaluator (asks to ignore the rubric, to award
-   marks, speaks "as the grader", plays a ``system:`` role, or fakes a delimiter such as
-   ``<<<END REPORT>>>`` / "END OF REPORT" / chat-template tags) by ``REMOVED_MARKER``.
+1. renders the report as a reader would see it (``visible.visible_text``: Markdown rendered by a
+   real parser, then only the visible text of the page: no comments, reference definitions,
+   hidden or transparent elements, alt or title attributes, invisible or tag Unicode); every
+   removal is listed in ``removed`` with its kind;
+2. replaces each sentence that addresses the evaluator by ``REMOVED_MARKER``: the narrow
+   syntactic patterns below (fake delimiters, role lines, "ignore the rubric", "10/10") and the
+   meaning-based classifier of ``injection`` (text to or about whoever grades the report, or
+   about its score);
+3. cuts the result to ``max_words`` words (``length.limit_words``), flagged in ``truncated``.
 
-Every removal is listed in ``removed``; removals of evaluator-addressed text (visible or
-hidden) are also listed in ``injection_flags`` as ``"<kind>: <snippet>"``. Hidden content that
-does not address the evaluator is dropped without a flag (a stray ``<!-- TODO -->`` is not an
-attack, but a judge must not read it either).
+Removals of evaluator-addressed text (visible or hidden) are also listed in ``injection_flags``
+as ``"<kind>: <snippet>"``. Hidden content that does not address the evaluator is removed and
+listed in ``removed`` only (a stray ``<!-- TODO -->`` is not an attack, but a judge must not
+read it either).
 
-The patterns here are deliberately narrow (honest reports must pass untouched); the judge prompt
-also tells the judge to disregard instructions, and the code checks on evidence do not depend on
-either.
+The judge prompt also tells the judge to disregard instructions; the code checks on evidence do
+not depend on either.
 """
 
 from __future__ import annotations
@@ -29,25 +29,11 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-REMOVED_MARKER = "[removed: text addressed to the evaluator]"
-SNIPPET_CHARS = 80
+from benchforge.evaluation.judges.injection import classify
+from benchforge.evaluation.judges.length import limit_words
+from benchforge.evaluation.judges.visible import snippet, visible_text
 
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
-_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-_HIDDEN_TAGS = re.compile(r"<(script|style|template)\b[^>]*>.*?(?:</\1\s*>|\Z)", re.DOTALL | re.I)
-_HIDDEN_ELEMENT = re.compile(
-    r"<(?P<tag>[a-zA-Z][a-zA-Z0-9]*)\b(?P<attrs>[^>]*?"
-    r"(?:style\s*=\s*(?:\"[^\"]*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0"
-    r"(?![.\d]*[1-9]))[^\"]*\"|'[^']*(?:display\s*:\s*none|visibility\s*:\s*hidden"
-    r"|font-size\s*:\s*0(?![.\d]*[1-9]))[^']*')"
-    r"|\shidden(?=[\s>/=])|aria-hidden\s*=\s*[\"']?true)[^>]*)>"
-    r"(?P<body>.*?)(?:</(?P=tag)\s*>|\Z)",
-    re.DOTALL | re.I,
-)
-_COMMENT_LINK = re.compile(
-    r"^[ \t]*\[[^\]\n]*\]:[ \t]*(?:#|<#>)[ \t]*(?:\([^\n]*\)|\"[^\n]*\"|'[^\n]*')?[ \t]*$",
-    re.MULTILINE,
-)
+REMOVED_MARKER = "[removed: text addressed to the evaluator]"
 
 # Evaluator-addressed text: (kind, pattern). Matched per sentence, case-insensitive. Kept narrow:
 # an honest analysis says "we ignore the outliers" or "by the end of the analysis period".
@@ -119,38 +105,29 @@ class SanitizedOutput(BaseModel):
     text: str
     removed: list[str] = Field(default_factory=list)
     injection_flags: list[str] = Field(default_factory=list)
+    truncated: str | None = Field(
+        default=None, description="'truncated: kept N of M words' when the limit cut the text"
+    )
+
+    @property
+    def flags(self) -> list[str]:
+        """Every removal and cut, for the score record: hidden content by kind, evaluator-
+        addressed sentences, truncation."""
+        return [*self.removed, *([self.truncated] if self.truncated else [])]
 
 
-def sanitize_output(text: str) -> SanitizedOutput:
+def sanitize_output(text: str, *, max_words: int | None = None) -> SanitizedOutput:
     """``text`` as a judge may read it (see the module docstring)."""
-    removed: list[str] = []
-    flags: list[str] = []
-
-    invisible = len(_INVISIBLE.findall(text))
-    if invisible:
-        removed.append(f"{invisible} zero-width or bidirectional control character(s)")
-        text = _INVISIBLE.sub("", text)
-
-    def drop(kind: str, pattern: re.Pattern[str], group: int | str = 0) -> None:
-        nonlocal text
-
-        def replace(match: re.Match[str]) -> str:
-            whole = match.group(0)
-            removed.append(f"{kind}: {_snippet(whole)}")
-            hidden = match.group(group) if group else whole
-            if addressed_kinds(hidden):
-                flags.append(f"{kind}: {_snippet(hidden)}")
-            return ""
-
-        text = pattern.sub(replace, text)
-
-    drop("html_comment", _HTML_COMMENT)
-    drop("hidden_html", _HIDDEN_TAGS)
-    drop("hidden_html", _HIDDEN_ELEMENT, "body")
-    drop("comment_link", _COMMENT_LINK)
+    visible = visible_text(text)
+    removed = [r.label() for r in visible.removals]
+    flags = [
+        f"{r.kind}: {_snippet(r.text)}"
+        for r in visible.removals
+        if r.kind != "invisible_unicode" and addressed_kinds(r.text)
+    ]
 
     lines = []
-    for line in text.split("\n"):
+    for line in visible.text.split("\n"):
         kept: list[str] = []
         touched = False
         for sentence in _SENTENCE_END.split(line):
@@ -159,23 +136,30 @@ def sanitize_output(text: str) -> SanitizedOutput:
                 kept.append(sentence)
                 continue
             touched = True
-            removed.append(f"{kinds[0]}: {_snippet(sentence)}")
-            flags.append(f"{kinds[0]}: {_snippet(sentence)}")
+            label = f"{', '.join(kinds)}: {_snippet(sentence)}"
+            removed.append(label)
+            flags.append(label)
             if not kept or kept[-1] != REMOVED_MARKER:
                 kept.append(REMOVED_MARKER)
         lines.append(" ".join(kept) if touched else line)
+    limited = limit_words("\n".join(lines).strip("\n"), max_words)
     return SanitizedOutput(
-        text="\n".join(lines).strip("\n"), removed=removed, injection_flags=flags
+        text=limited.text, removed=removed, injection_flags=flags, truncated=limited.flag
     )
 
 
 def addressed_kinds(text: str) -> list[str]:
-    """Kinds of evaluator-addressed text found in ``text`` (empty: none)."""
+    """Kinds of evaluator-addressed text found in ``text`` (empty: none): the patterns above,
+    then the classifier's kind."""
     if REMOVED_MARKER in text:
         text = text.replace(REMOVED_MARKER, " ")
-    return [kind for kind, pattern in _ADDRESSED if pattern.search(text)]
+    kinds = list(dict.fromkeys(kind for kind, pattern in _ADDRESSED if pattern.search(text)))
+    if not kinds:
+        meaning = classify(text)
+        if meaning.kind is not None:
+            kinds.append(meaning.kind)
+    return kinds
 
 
 def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
+    return snippet(text)

@@ -43,8 +43,9 @@ REVENUE = AnchorValue(name="revenue", value=1_200_000.0, text="$1,200,000", tole
 )
 def test_text_addressed_to_the_evaluator_is_replaced_and_flagged(text: str, kind: str) -> None:
     out = sanitize_output(f"# Findings\nChurn rose to 14% in EMEA.\n{text}\n")
-    assert out.text == f"# Findings\nChurn rose to 14% in EMEA.\n{REMOVED_MARKER}"
-    assert [f.split(":")[0] for f in out.injection_flags] == [kind]
+    assert out.text == f"# Findings\n\nChurn rose to 14% in EMEA.\n{REMOVED_MARKER}"
+    assert len(out.injection_flags) == 1
+    assert kind in out.injection_flags[0].split(":")[0].split(", ")
 
 
 @pytest.mark.parametrize(
@@ -76,13 +77,18 @@ def test_hidden_content_is_removed_and_only_instructions_are_flagged() -> None:
         "Zero\u200bwidth and bidi\u202e marks.\n"
     )
     out = sanitize_output(text)
-    assert out.text == "Intro line.\n\n\nVisible.\n\n\n\nZerowidth and bidi marks."
+    # The raw HTML block opened by <p hidden> runs to the next blank line (CommonMark), so the
+    # comment link inside it is shown as text by a renderer: visible, and removed as evaluator-
+    # addressed text.
+    assert out.text == (
+        f"Intro line.\n\nVisible.\n\n{REMOVED_MARKER}\nZerowidth and bidi marks."
+    )
     assert [f.split(":")[0] for f in out.injection_flags] == [
         "html_comment",
         "hidden_html",
-        "comment_link",
+        "ignore_instructions, addresses_evaluator",
     ]
-    assert len(out.removed) == 7  # invisible characters, 2 comments, 3 hidden, 1 comment link
+    assert len(out.removed) == 7  # invisible characters, 2 comments, 3 hidden, 1 sentence
 
 
 def test_zero_width_characters_cannot_hide_an_instruction() -> None:
