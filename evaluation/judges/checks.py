@@ -18,6 +18,7 @@ from benchforge.evaluation.judges.evidence import (
 )
 from benchforge.evaluation.judges.models import AnchorValue, ItemType, ItemVerdict
 from benchforge.evaluation.judges.replies import ItemAward, ItemsReply
+from benchforge.evaluation.judges.sanitize import REMOVED_MARKER
 
 A = TypeVar("A")
 R = TypeVar("R")
@@ -90,10 +91,14 @@ def unscored_verdict(
 
 def evidence_problem(quotes: Sequence[str], output: str, rubric_texts: Iterable[str]) -> str | None:
     """Why these quotes cannot back an award (None: they can): ``no_evidence``,
-    ``evidence_not_found`` (a quote is not in the output verbatim) or ``copies_rubric``."""
+    ``quotes_removed_text`` (a quote holds the marker left where evaluator-addressed text was
+    removed), ``evidence_not_found`` (a quote is not in the output verbatim) or
+    ``copies_rubric``."""
     quotes = [q for q in quotes if q.strip()]
     if not quotes:
         return "no_evidence"
+    if any(REMOVED_MARKER in q for q in quotes):
+        return "quotes_removed_text"
     if not all(quote_found(q, output) for q in quotes):
         return "evidence_not_found"
     texts = list(rubric_texts)

@@ -13,7 +13,8 @@ says so:
   grading guidelines);
 - ``score`` (a score, marks, points, credit, a grade, as something given to the report; domain
   scores such as "health score", "credit risk" or "quality score" do not count) together with
-  ``reward`` (perfect / full / maximum ..., award, grant, deserve, warrant, merit, earn),
+  ``reward`` (a perfect / full / maximum score or marks, award, grant, deserve, warrant, merit,
+  earn),
   ``request`` (please, kindly, you should / must / will ...) or ``self`` (this report, this
   analysis, this submission ...);
 - ``request`` together with ``reward`` ("kindly award ...");
@@ -47,7 +48,12 @@ _CUES: dict[str, tuple[re.Pattern[str], ...]] = {
             r"\b(?:the|an?|any|our|dear|to|for|attention|hello|hi|note|whichever|each|every)"
             r"\s+(?:ai\s+|llm\s+|automated\s+|human\s+|expert\s+)?" + _GRADER_NOUN + r"\b"
         ),
-        _rx(r"^\W*" + _GRADER_NOUN + r"\b"),
+        _rx(r"^\W*" + _GRADER_NOUN + r"\s*(?:instructions?|note)?\s*[:,]"),
+        _rx(
+            r"\b(?:rate|rates|rating|grade|grading|score|scoring|mark|marking|evaluate|assess|"
+            r"judge)\s+(?:this|the|our|my)\s+(?:report|analysis|submission|work|answer|response|"
+            r"write-?up)\b"
+        ),
         _rx(
             r"\b(?:whoever|anyone|those|the\s+(?:person|one|model))\s+(?:is\s+|who\s+(?:is\s+)?|"
             r"that\s+(?:is\s+)?)?(?:grading|scoring|evaluating|marking|assessing|reviewing|"
@@ -59,7 +65,7 @@ _CUES: dict[str, tuple[re.Pattern[str], ...]] = {
         _rx(
             r"\b(?:rubric|marking\s+scheme|grading\s+(?:criteria|guidelines?|rules|scheme|"
             r"instructions?)|evaluation\s+(?:criteria|rubric|guidelines?|instructions?)|"
-            r"assessment\s+criteria|scoring\s+(?:criteria|rules|guide|guidelines?|rubric))\b"
+            r"assessment\s+criteria|scoring\s+rubric)\b"
         ),
     ),
     "score": (
@@ -81,7 +87,11 @@ _CUES: dict[str, tuple[re.Pattern[str], ...]] = {
         _rx(r"\b\d{1,3}\s*/\s*\d{1,3}\s+(?:points|marks)\b|\b(?:10|100)\s*/\s*(?:10|100)\b"),
     ),
     "reward": (
-        _rx(r"\b(?:perfect|full|maximum|max|top|flawless|highest\s+possible)\b"),
+        _rx(
+            r"\b(?:perfect|full|maximum|max|top|flawless|highest\s+possible)\s+"
+            r"(?:score|marks|points|credit|grade|rating)s?\b"
+        ),
+        _rx(r"\b(?:the|a)\s+(?:maximum|perfect\s+\w+|max)\b(?!\s+(?:of|for|in|on|at)\b)"),
         _rx(r"\b(?:award|awarded|awarding|grant|granted|granting|assign|assigned)\b"),
         _rx(r"\b(?:deserv\w*|warrant(?:s|ed)?|merit(?:s|ed)?|earn(?:s|ed)?|entitled)\b"),
         _rx(r"\b(?:give|given|giving|gives)\b[^.!?]{0,30}\b(?:it|this|the\s+report|me|us)\b"),

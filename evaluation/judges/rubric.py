@@ -11,10 +11,14 @@ keeps the choice reproducible from the item verdicts alone and never lets a path
 score lower than one the report demonstrably satisfies.
 
 When the best listed path earns less than the standard's maximum, one more call asks which path
-the report follows, or whether it meets the standard by an *unlisted* valid approach. An
-unlisted approach whose quotes pass the checks and whose points exceed the best listed path's
-is credited instead, capped at the standard's maximum, recorded as one pseudo-item
-``<standard>.unlisted`` (``off_rubric``, flag ``unlisted_path``) and left out of ``by_type``.
+the report follows, or whether it meets the standard by an *unlisted* valid approach. The
+unlisted route passes the same checks as listed items: its quotes must be found in the visible
+report and copy no rubric wording, and it can earn no more than a listed path would with those
+quotes as evidence for every item (``_unlisted_cap``): an anchored item's points count only when
+a quote states its anchor strictly, so a report cannot skip the anchors by claiming an approach
+of its own. An unlisted approach whose capped points exceed the best listed path's is credited
+instead, recorded as one pseudo-item ``<standard>.unlisted`` (``off_rubric``, flag
+``unlisted_path``) and left out of ``by_type``.
 
 Sums: a standard's earned points (clamped to [0, its scored maximum], as DAComp's
 s_k ∈ [0, w_k]) over its scored maximum (the positive points of its chosen path's scored items);
@@ -41,6 +45,7 @@ from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.evidence import anchor_in_output
 from benchforge.evaluation.judges.models import (
     ITEM_TYPES,
+    AnchorValue,
     ItemVerdict,
     JudgeInfo,
     ResolvedItem,
@@ -54,8 +59,8 @@ from benchforge.evaluation.judges.prompts import (
     rubric_items_messages,
     rubric_path_messages,
 )
-from benchforge.evaluation.judges.replies import ItemsReply, PathChoiceReply
-from benchforge.evaluation.judges.sanitize import sanitize_output
+from benchforge.evaluation.judges.replies import ItemAward, ItemsReply, PathChoiceReply
+from benchforge.evaluation.judges.sanitize import SanitizedOutput, sanitize_output
 from benchforge.evaluation.judges.structured import ask_json
 
 PROMPT_VERSION = RUBRIC_PROMPT_VERSION
@@ -129,6 +134,7 @@ def _judge_items(
     output: str,
     question: str,
     texts: Sequence[str],
+    anchors: Sequence[AnchorValue],
 ) -> list[ItemVerdict]:
     """One call for ``items`` (of one path), then the code checks on each award."""
     messages = rubric_items_messages(
@@ -172,12 +178,13 @@ def _judge_items(
                 standard_id=item.standard_id,
                 path_id=item.path_id,
                 type=item.type,
+                other_anchors=anchors,
             )
         )
     return verdicts
 
 
-def _empty_score(judge: Judge, rubric: ResolvedRubric, flags: list[str]) -> RubricScore:
+def _empty_score(judge: Judge, rubric: ResolvedRubric, sanitized: SanitizedOutput) -> RubricScore:
     """Score 0 without a call: every standard on its first path, every item earning 0."""
     items: list[ItemVerdict] = []
     standards: list[StandardVerdict] = []
@@ -214,7 +221,9 @@ def _empty_score(judge: Judge, rubric: ResolvedRubric, flags: list[str]) -> Rubr
         by_type=by_type,
         items=items,
         standards=standards,
-        injection_flags=flags,
+        injection_flags=sanitized.injection_flags,
+        removed=sanitized.removed,
+        truncated=sanitized.truncated,
         info=_info(judge, rubric),
     )
 
@@ -227,6 +236,35 @@ def _earned(verdicts: Sequence[ItemVerdict]) -> tuple[float, float]:
     return earned, maximum
 
 
+def _unlisted_cap(
+    paths: Sequence[_Path],
+    evidence: Sequence[str],
+    output: str,
+    texts: Sequence[str],
+    anchors: Sequence[AnchorValue],
+) -> float:
+    """The most an unlisted approach with ``evidence`` can earn: the best listed path's points
+    when every one of its positive items is awarded on that evidence and put through the same
+    code checks as a listed award (``checked_verdict``)."""
+    best = 0.0
+    for path in paths:
+        earned = 0.0
+        for item in path.items:
+            if item.points <= 0:
+                continue
+            verdict = checked_verdict(
+                ItemAward(item_id=item.id, awarded=item.points, evidence=list(evidence)),
+                points=item.points,
+                output=output,
+                rubric_texts=texts,
+                anchor=item.anchor,
+                other_anchors=anchors,
+            )
+            earned += verdict.earned or 0.0
+        best = max(best, earned)
+    return best
+
+
 def _unlisted(
     judge: Judge,
     standard: RubricStandardSpec,
@@ -235,6 +273,7 @@ def _unlisted(
     output: str,
     question: str,
     texts: Sequence[str],
+    anchors: Sequence[AnchorValue],
 ) -> tuple[ItemVerdict | None, str | None]:
     """Ask which path the report follows; an accepted unlisted approach as a pseudo-item, or
     (None, why an unlisted claim was rejected) / (None, None)."""
@@ -265,6 +304,14 @@ def _unlisted(
     problem = evidence_problem(choice.evidence, output, texts)
     if problem is not None:
         return None, f"unlisted_path_rejected: {problem}"
+    cap = _unlisted_cap(paths, choice.evidence, output, texts, anchors)
+    if cap < award:
+        if cap <= best_earned:
+            return None, (
+                f"unlisted_path_rejected: its evidence supports {cap:g} of the "
+                f"{award:g} points claimed (anchors not stated)"
+            )
+        award = cap
     verdict = ItemVerdict(
         item_id=standard.id + UNLISTED_SUFFIX,
         standard_id=standard.id,
@@ -283,16 +330,23 @@ def _unlisted(
 
 
 def judge_rubric(
-    judge: Judge, rubric: ResolvedRubric, output: str, *, question: str
+    judge: Judge,
+    rubric: ResolvedRubric,
+    output: str,
+    *,
+    question: str,
+    max_words: int | None = None,
 ) -> RubricScore:
     """``output`` scored on ``rubric`` (see the module docstring). The judge sees only the
-    sanitized output; an empty one scores 0 without any call."""
-    sanitized = sanitize_output(output)
+    sanitized output (its visible text, cut to ``max_words``); an empty one scores 0 without
+    any call."""
+    sanitized = sanitize_output(output, max_words=max_words)
     text = sanitized.text
     if not text.strip():
-        return _empty_score(judge, rubric, sanitized.injection_flags)
+        return _empty_score(judge, rubric, sanitized)
     texts = rubric_texts(rubric)
     paths = _paths(rubric)
+    anchors = list(rubric.anchors.values())
 
     calls: list[tuple[_Path, list[ResolvedItem]]] = []
     for path in paths:
@@ -301,7 +355,9 @@ def judge_rubric(
         else:
             calls.extend((path, [item]) for item in path.items)
     results = parallel_map(
-        judge, lambda call: _judge_items(judge, call[0], call[1], text, question, texts), calls
+        judge,
+        lambda call: _judge_items(judge, call[0], call[1], text, question, texts, anchors),
+        calls,
     )
     by_path: dict[tuple[str, str], list[ItemVerdict]] = {}
     for (path, _), verdicts in zip(calls, results, strict=True):
@@ -335,7 +391,7 @@ def judge_rubric(
 
     unlisted_results = parallel_map(
         judge,
-        lambda args: _unlisted(judge, args[0], args[1], args[2], text, question, texts),
+        lambda args: _unlisted(judge, args[0], args[1], args[2], text, question, texts, anchors),
         pending_unlisted,
     )
     unlisted = {s.id: r for (s, _, _), r in zip(pending_unlisted, unlisted_results, strict=True)}
@@ -414,19 +470,27 @@ def judge_rubric(
         unscored=unscored,
         disagreements=disagreements,
         injection_flags=sanitized.injection_flags,
+        removed=sanitized.removed,
+        truncated=sanitized.truncated,
         info=_info(judge, rubric),
     )
 
 
 def judge_item(
-    judge: Judge, rubric: ResolvedRubric, item_id: str, output: str, *, question: str
+    judge: Judge,
+    rubric: ResolvedRubric,
+    item_id: str,
+    output: str,
+    *,
+    question: str,
+    max_words: int | None = None,
 ) -> ItemVerdict:
     """One item judged alone (one call, whatever the mode), with the code checks: calibration
     compares these with human labels item by item. An empty output earns 0 without a call."""
     item = next((i for i in rubric.items if i.id == item_id), None)
     if item is None:
         raise KeyError(f"rubric {rubric.task_key} has no item {item_id!r}")
-    sanitized = sanitize_output(output)
+    sanitized = sanitize_output(output, max_words=max_words)
     if not sanitized.text.strip():
         return ItemVerdict(
             item_id=item.id,
@@ -442,7 +506,10 @@ def judge_item(
     path = next(
         p for p in _paths(rubric) if p.standard.id == item.standard_id and p.path_id == item.path_id
     )
-    verdict = _judge_items(judge, path, [item], sanitized.text, question, rubric_texts(rubric))[0]
+    anchors = list(rubric.anchors.values())
+    verdict = _judge_items(
+        judge, path, [item], sanitized.text, question, rubric_texts(rubric), anchors
+    )[0]
     if sanitized.injection_flags:
         verdict = verdict.model_copy(update={"flags": [*verdict.flags, "injection"]})
     return verdict
