@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -19,11 +19,29 @@ from benchforge.core.catalogue import PACKAGE_ROOT
 from benchforge.core.errors import ConfigError
 from benchforge.core.yamlio import read_yaml
 from benchforge.evaluation.judges.evidence import find_numbers
+from benchforge.evaluation.judges.hostile import (
+    HideStyle,
+    MisstateStyle,
+    hide,
+    misstate,
+    pad,
+    paraphrase_rubric,
+)
 from benchforge.evaluation.judges.models import AnchorValue, ResolvedRubric
 
 JUDGED_HACKS = PACKAGE_ROOT / "task_specs" / "hacks" / "judged.yaml"
 HackKind = Literal[
-    "append", "prepend", "insert", "zero_width", "paste_rubric", "hedge_anchors", "strip_numbers"
+    "append",
+    "prepend",
+    "insert",
+    "zero_width",
+    "paste_rubric",
+    "hedge_anchors",
+    "strip_numbers",
+    "hide",
+    "misstate",
+    "paraphrase_rubric",
+    "pad",
 ]
 ZERO_WIDTH_SPACE = "\u200b"
 HEDGE_FACTORS = (0.6, 0.8, 1.0, 1.2, 1.4)
@@ -47,6 +65,8 @@ class JudgedHack(BaseModel):
     kind: HackKind
     description: str = Field(min_length=10)
     text: str | None = None
+    style: str | None = Field(default=None, description="hide / misstate: how")
+    words: int | None = Field(default=None, gt=0, description="pad: how many words")
     injection: bool = False
     expect_flags: list[str] = Field(default_factory=list)
 
@@ -54,6 +74,14 @@ class JudgedHack(BaseModel):
     def _has_text(self) -> JudgedHack:
         if self.kind in _NEEDS_TEXT and not self.text:
             raise ValueError(f"hack {self.id}: kind {self.kind} needs a text")
+        styles = {"hide": get_args(HideStyle), "misstate": get_args(MisstateStyle)}
+        if self.kind in styles and self.style not in styles[self.kind]:
+            raise ValueError(
+                f"hack {self.id}: kind {self.kind} needs a style, one of "
+                f"{', '.join(styles[self.kind])} (got {self.style!r})"
+            )
+        if self.kind == "pad" and self.words is None:
+            raise ValueError(f"hack {self.id}: kind pad needs words")
         return self
 
 
@@ -138,6 +166,14 @@ def apply_hack(entry: JudgedHack, honest_report: str, rubric: ResolvedRubric) ->
     if entry.kind == "paste_rubric":
         pasted = "\n".join(item.criterion for item in rubric.items if item.points > 0)
         return f"{honest}\n\n{pasted}\n"
+    if entry.kind == "hide":
+        return hide(honest, rubric, entry.style or "", entry.text)
+    if entry.kind == "misstate":
+        return misstate(honest, rubric, entry.style or "")
+    if entry.kind == "paraphrase_rubric":
+        return paraphrase_rubric(honest, rubric)
+    if entry.kind == "pad":
+        return pad(honest, entry.words or 0)
     if entry.kind == "hedge_anchors":
         lines = [
             _hedge_line(item.criterion, item.anchor)

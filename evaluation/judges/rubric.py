@@ -42,7 +42,9 @@ from benchforge.evaluation.judges.checks import (
     unscored_verdict,
 )
 from benchforge.evaluation.judges.client import Judge
+from benchforge.evaluation.judges.echo import echo_lines, quote_echoes
 from benchforge.evaluation.judges.evidence import anchor_in_output
+from benchforge.evaluation.judges.length import DEFAULT_MAX_REPORT_WORDS
 from benchforge.evaluation.judges.models import (
     ITEM_TYPES,
     AnchorValue,
@@ -135,6 +137,7 @@ def _judge_items(
     question: str,
     texts: Sequence[str],
     anchors: Sequence[AnchorValue],
+    echoing: Sequence[str] = (),
 ) -> list[ItemVerdict]:
     """One call for ``items`` (of one path), then the code checks on each award."""
     messages = rubric_items_messages(
@@ -181,7 +184,22 @@ def _judge_items(
                 other_anchors=anchors,
             )
         )
-    return verdicts
+    return [_without_echoes(v, echoing) for v in verdicts]
+
+
+def _without_echoes(verdict: ItemVerdict, echoing: Sequence[str]) -> ItemVerdict:
+    """No award rests on a line that rewords the rubric (``echo``), in a report that does so
+    for most of its criteria."""
+    if not echoing or not verdict.earned or verdict.earned <= 0:
+        return verdict
+    if not any(quote_echoes(q, echoing) for q in verdict.evidence):
+        return verdict
+    return verdict.model_copy(update={"earned": 0.0, "flags": [*verdict.flags, "echoes_rubric"]})
+
+
+def _echoing(rubric: ResolvedRubric, text: str) -> list[str]:
+    criteria = [i.criterion for i in rubric.items if i.points > 0]
+    return echo_lines(text, criteria, strip=[a.text for a in rubric.anchors.values()])
 
 
 def _empty_score(judge: Judge, rubric: ResolvedRubric, sanitized: SanitizedOutput) -> RubricScore:
@@ -274,6 +292,7 @@ def _unlisted(
     question: str,
     texts: Sequence[str],
     anchors: Sequence[AnchorValue],
+    echoing: Sequence[str],
 ) -> tuple[ItemVerdict | None, str | None]:
     """Ask which path the report follows; an accepted unlisted approach as a pseudo-item, or
     (None, why an unlisted claim was rejected) / (None, None)."""
@@ -302,6 +321,8 @@ def _unlisted(
     if award <= best_earned:
         return None, None
     problem = evidence_problem(choice.evidence, output, texts)
+    if problem is None and any(quote_echoes(q, echoing) for q in choice.evidence):
+        problem = "echoes_rubric"
     if problem is not None:
         return None, f"unlisted_path_rejected: {problem}"
     cap = _unlisted_cap(paths, choice.evidence, output, texts, anchors)
@@ -335,7 +356,7 @@ def judge_rubric(
     output: str,
     *,
     question: str,
-    max_words: int | None = None,
+    max_words: int | None = DEFAULT_MAX_REPORT_WORDS,
 ) -> RubricScore:
     """``output`` scored on ``rubric`` (see the module docstring). The judge sees only the
     sanitized output (its visible text, cut to ``max_words``); an empty one scores 0 without
@@ -347,6 +368,7 @@ def judge_rubric(
     texts = rubric_texts(rubric)
     paths = _paths(rubric)
     anchors = list(rubric.anchors.values())
+    echoing = _echoing(rubric, text)
 
     calls: list[tuple[_Path, list[ResolvedItem]]] = []
     for path in paths:
@@ -356,7 +378,7 @@ def judge_rubric(
             calls.extend((path, [item]) for item in path.items)
     results = parallel_map(
         judge,
-        lambda call: _judge_items(judge, call[0], call[1], text, question, texts, anchors),
+        lambda call: _judge_items(judge, call[0], call[1], text, question, texts, anchors, echoing),
         calls,
     )
     by_path: dict[tuple[str, str], list[ItemVerdict]] = {}
@@ -391,7 +413,9 @@ def judge_rubric(
 
     unlisted_results = parallel_map(
         judge,
-        lambda args: _unlisted(judge, args[0], args[1], args[2], text, question, texts, anchors),
+        lambda args: _unlisted(
+            judge, args[0], args[1], args[2], text, question, texts, anchors, echoing
+        ),
         pending_unlisted,
     )
     unlisted = {s.id: r for (s, _, _), r in zip(pending_unlisted, unlisted_results, strict=True)}
@@ -483,7 +507,7 @@ def judge_item(
     output: str,
     *,
     question: str,
-    max_words: int | None = None,
+    max_words: int | None = DEFAULT_MAX_REPORT_WORDS,
 ) -> ItemVerdict:
     """One item judged alone (one call, whatever the mode), with the code checks: calibration
     compares these with human labels item by item. An empty output earns 0 without a call."""
@@ -507,8 +531,9 @@ def judge_item(
         p for p in _paths(rubric) if p.standard.id == item.standard_id and p.path_id == item.path_id
     )
     anchors = list(rubric.anchors.values())
+    echoing = _echoing(rubric, sanitized.text)
     verdict = _judge_items(
-        judge, path, [item], sanitized.text, question, rubric_texts(rubric), anchors
+        judge, path, [item], sanitized.text, question, rubric_texts(rubric), anchors, echoing
     )[0]
     if sanitized.injection_flags:
         verdict = verdict.model_copy(update={"flags": [*verdict.flags, "injection"]})

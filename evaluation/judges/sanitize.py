@@ -83,7 +83,8 @@ _ADDRESSED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "fake_delimiter",
             r"<<<[^\n]{0,80}>>>|^\s*<<<|<\|[a-z_]+\|>|\[/?(?:INST|SYS)\]|<</?SYS>>"
-            r"|</?\s*(?:report|output|document|system|instructions?|judge|rubric)\s*>",
+            r"|</?\s*(?:report|output|document|system|instructions?|judge|grader|evaluator|rubric)"
+            r"\b[^>\n]{0,80}>",
         ),
         (
             "fake_delimiter",

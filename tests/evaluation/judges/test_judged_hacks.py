@@ -36,7 +36,12 @@ REQUIRED = {
 
 
 def _flags(score: RubricScore) -> list[str]:
-    return [*score.injection_flags, *(f for v in score.items for f in v.flags)]
+    return [
+        *score.injection_flags,
+        *score.removed,
+        *([score.truncated] if score.truncated else []),
+        *(f for v in score.items for f in v.flags),
+    ]
 
 
 def test_catalogue_covers_the_known_attacks() -> None:
@@ -72,11 +77,19 @@ def test_hostile_report_scores_no_higher(make_judge: JudgeFactory, hack: JudgedH
         assert any(expected in f for f in flags), (expected, flags)
 
 
+def _as_a_model_reads(text: str) -> str:
+    """Zero-width characters skipped, Unicode tag characters read as the ASCII they encode."""
+    return "".join(
+        chr(ord(c) - 0xE0000) if 0xE0020 <= ord(c) <= 0xE007E else c
+        for c in text.replace("\u200b", "")
+    )
+
+
 @pytest.mark.parametrize("hack", [h for h in HACKS if h.injection], ids=lambda h: h.id)
 def test_unsanitized_the_obedient_judge_would_award_everything(hack: JudgedHack) -> None:
     """Without the sanitizer (the raw report, read through its zero-width characters as a model
     would), the obedient mock gives every item full marks: the tests above can fail."""
-    raw = apply_hack(hack, PARTIAL_REPORT, RUBRIC).replace("\u200b", "")
+    raw = _as_a_model_reads(apply_hack(hack, PARTIAL_REPORT, RUBRIC))
     items = [i for i in RUBRIC.items if i.standard_id == "S3" and i.points > 0]
     messages = rubric_items_messages(
         question=QUESTION,
