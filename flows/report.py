@@ -17,7 +17,14 @@ from pydantic import BaseModel
 from benchforge.core.artifacts import open_store
 from benchforge.core.errors import BenchforgeError
 from benchforge.core.settings import load_settings
-from benchforge.evaluation.leaderboard import build_leaderboard, to_html, to_json, to_markdown
+from benchforge.evaluation.leaderboard import (
+    build_leaderboard,
+    judge_models,
+    read_calibrations,
+    to_html,
+    to_json,
+    to_markdown,
+)
 from benchforge.harness.store import RunStore
 
 
@@ -44,7 +51,9 @@ def publish_report(run_id: str) -> ReportSummary:
         raise BenchforgeError(f"run {run_id!r} has no scores yet: run `benchforge score-run`")
     # The mock label comes from the trials that called the mock server, not from the run's
     # configuration: an oracle-only run calls no model at all.
-    board = build_leaderboard(scores, run_id=run_id)
+    # Judged metrics name their judges and whether each passed calibration (stored here too).
+    calibrations = read_calibrations(run.store, judge_models(scores))
+    board = build_leaderboard(scores, run_id=run_id, calibrations=calibrations)
     markdown = to_markdown(board)
     uris = {}
     for name, payload in (

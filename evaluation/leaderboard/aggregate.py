@@ -29,8 +29,10 @@ from collections.abc import Sequence
 
 from benchforge.core.errors import BenchforgeError
 from benchforge.core.records import TrialScore
+from benchforge.evaluation.leaderboard.calibrations import CalibrationEntry, calibration_status
 from benchforge.evaluation.leaderboard.models import (
     JudgedTaskRow,
+    JudgeLine,
     Leaderboard,
     LeaderboardRow,
     TaskCell,
@@ -61,6 +63,7 @@ def build_leaderboard(
     mock_llm_used: bool | None = None,
     bootstrap_seed: int = BOOTSTRAP_SEED,
     bootstrap_resamples: int = BOOTSTRAP_RESAMPLES,
+    calibrations: Sequence[CalibrationEntry] | None = None,
 ) -> Leaderboard:
     """Aggregate one run's trial scores into a leaderboard.
 
@@ -68,6 +71,8 @@ def build_leaderboard(
     whatever the argument says, so a caller cannot hide that scores came from scripted replies.
     Raises ``ValueError`` on empty input (a run with no trials is an upstream failure, not an
     empty leaderboard) and on the inconsistencies listed in the module docstring.
+    ``calibrations``: the stored calibrations (``read_calibrations``) that say whether each
+    judge passed; None: not looked up (the judges' status reads "calibration not checked").
     """
     _validate(scores, run_id)
 
@@ -117,7 +122,35 @@ def build_leaderboard(
         unscored=_issues(scores, "unscored"),
         scoring_errors=_issues(scores, "scoring_error"),
         judged=_judged(scored),
+        judges=_judges(scored, calibrations),
+        judged_metrics=sorted({m for s in scored if s.judged is not None for m in s.metrics}),
     )
+
+
+def _judges(
+    scored: Sequence[TrialScore], calibrations: Sequence[CalibrationEntry] | None
+) -> list[JudgeLine]:
+    """One line per judge (kind, model, prompt version) that judged a scored trial."""
+    groups: dict[tuple[str, str, str], list[tuple[TrialScore, dict[str, str]]]] = defaultdict(list)
+    for s in scored:
+        for j in s.judged.judges if s.judged is not None else []:
+            key = (j.get("judge", "?"), j.get("model", "?"), j.get("prompt_version", "?"))
+            groups[key].append((s, j))
+    return [
+        JudgeLine(
+            judge=judge,
+            model=model,
+            prompt_version=prompt,
+            rubric_versions=sorted(
+                {j["rubric_version"] for _, j in uses if j.get("rubric_version")}
+            ),
+            modes=sorted({j["mode"] for _, j in uses if j.get("mode")}),
+            tasks=sorted({s.key.task_id for s, _ in uses}),
+            trials=len({s.key.slug for s, _ in uses}),
+            calibration=calibration_status(calibrations, judge, model, prompt),
+        )
+        for (judge, model, prompt), uses in sorted(groups.items())
+    ]
 
 
 def _judged(scored: Sequence[TrialScore]) -> list[JudgedTaskRow]:

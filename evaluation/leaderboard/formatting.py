@@ -7,7 +7,7 @@ percentages; a missing value is an em dash, never 0. Costs are written without a
 
 from __future__ import annotations
 
-from benchforge.evaluation.leaderboard.models import Leaderboard, LeaderboardRow
+from benchforge.evaluation.leaderboard.models import JudgeLine, Leaderboard, LeaderboardRow
 
 MISSING = "—"
 MOCK_HEADLINE = "MOCK LLM: these scores do not measure a real model"
@@ -106,3 +106,45 @@ def summary(lb: Leaderboard) -> str:
 
 def truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def judge_name(line: JudgeLine) -> str:
+    """``rubric judge gpt-4o (prompt 1a2b, rubric 3c4d)``: what judged, on which versions."""
+    versions = [f"prompt {line.prompt_version}"]
+    if line.rubric_versions:
+        label = "rubric" if len(line.rubric_versions) == 1 else "rubrics"
+        versions.append(f"{label} {', '.join(line.rubric_versions)}")
+    return f"{line.judge} judge {line.model} ({'; '.join(versions)})"
+
+
+def calibration(line: JudgeLine) -> str:
+    """``calibrated and passed (2026-01-02)``; a failure with the gate's first reason."""
+    status = line.calibration
+    text = status.label
+    if status.calibrated_at is not None:
+        text += f" ({status.calibrated_at.date().isoformat()})"
+    if status.reasons:
+        more = f" (+{len(status.reasons) - 1} more)" if len(status.reasons) > 1 else ""
+        text += f": {status.reasons[0]}{more}"
+    return text
+
+
+def judges_line(lb: Leaderboard) -> str | None:
+    """Who judged the judged metrics, and whether each judge passed calibration."""
+    if not lb.judges:
+        return None
+    metrics = ", ".join(lb.judged_metrics) or "the judged metrics"
+    judges = "; ".join(f"{judge_name(j)}: {calibration(j)}" for j in lb.judges)
+    return f"Judged metrics ({metrics}) were given by the {judges}."
+
+
+def calibration_warning(lb: Leaderboard) -> str | None:
+    """A warning when a judge behind the judged metrics has not passed calibration."""
+    unproven = [j for j in lb.judges if j.calibration.state != "passed"]
+    if not unproven:
+        return None
+    names = ", ".join(f"{j.judge} judge {j.model} ({j.calibration.label})" for j in unproven)
+    return (
+        f"Not every judge passed calibration against human labels ({names}): the judged "
+        "metrics it gave are not validated; compare them with care (`benchforge calibrate`)."
+    )

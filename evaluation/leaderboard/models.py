@@ -11,6 +11,9 @@ in ``aggregate``, so the three renderings can never disagree. Conventions:
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -123,6 +126,43 @@ class JudgedTaskRow(_Frozen):
     injection_flags: int
 
 
+CalibrationState = Literal["passed", "failed", "never", "unchecked"]
+
+
+class JudgeCalibrationStatus(_Frozen):
+    """Whether a judge (model + prompt version of its kind) passed calibration: the latest
+    stored calibration of it decides (``calibrations.calibration_status``). ``unchecked``: the
+    leaderboard was built without looking at the calibration store."""
+
+    state: CalibrationState
+    report: str | None = None  # the calibration report's artifact key
+    calibrated_at: datetime | None = None
+    reasons: list[str] = []  # why the promotion gate refused it
+
+    @property
+    def label(self) -> str:
+        return {
+            "passed": "calibrated and passed",
+            "failed": "calibrated and failed",
+            "never": "never calibrated",
+            "unchecked": "calibration not checked",
+        }[self.state]
+
+
+class JudgeLine(_Frozen):
+    """One judge behind the judged metrics: its kind (rubric, gsb, architecture), model and
+    prompt version, the rubric versions it judged on, and its calibration status."""
+
+    judge: str
+    model: str
+    prompt_version: str
+    rubric_versions: list[str]
+    modes: list[str]
+    tasks: list[str]
+    trials: int
+    calibration: JudgeCalibrationStatus
+
+
 class Leaderboard(_Frozen):
     """A run's leaderboard: ranked rows, the per-task table, and the trials left out."""
 
@@ -144,6 +184,8 @@ class Leaderboard(_Frozen):
     unscored: list[TrialIssue]
     scoring_errors: list[TrialIssue] = []  # scoring raised: listed, in no mean, never 0
     judged: list[JudgedTaskRow] = []  # judged families only, by task then agent
+    judges: list[JudgeLine] = []  # the judges behind the judged metrics
+    judged_metrics: list[str] = []  # metrics some judged trial reported
 
     @property
     def ranking(self) -> list[tuple[str, str]]:

@@ -183,7 +183,33 @@ def _tables(lb: Leaderboard) -> dict[str, _Table]:
         ]
         for j in lb.judged
     ]
+    judges_headers = [
+        "Judge",
+        "Model",
+        "Prompt version",
+        "Rubric versions",
+        "Mode",
+        "Tasks",
+        "Trials",
+        "Calibration",
+    ]
+    judges_rows = [
+        [
+            j.judge,
+            j.model,
+            j.prompt_version,
+            ", ".join(j.rubric_versions) or fmt.MISSING,
+            ", ".join(j.modes) or fmt.MISSING,
+            str(len(j.tasks)),
+            str(j.trials),
+            fmt.calibration(j) + (f" [{j.calibration.report}]" if j.calibration.report else ""),
+        ]
+        for j in lb.judges
+    ]
     return {
+        "judges": _Table(
+            "judges", judges_headers, judges_rows, frozenset({5, 6}), "No judged trials."
+        ),
         "judged": _Table(
             "judged",
             judged_headers,
@@ -249,12 +275,19 @@ JUDGED_NOTE = (
     "sums, never counted as 0; a GSB pair whose two orders disagree is inconsistent and "
     "excluded from G/S/B."
 )
+JUDGES_NOTE = (
+    "Each judge by kind, model and prompt version, with the rubric versions it judged on. "
+    "Calibration: the latest stored calibration of the same model and prompt version on cases "
+    "of its kind (rubric items, GSB pairs) decides whether it passed the promotion gate "
+    "against human labels (its report's key in brackets)."
+)
 DETAILS_NOTE = "Every figure per agent and model: confidence interval, each metric, tokens, time."
 SECTIONS = [
     ("summary", "Leaderboard", None),
     ("board", "Details", DETAILS_NOTE),
     ("pass", "pass@k", PASS_NOTE),
     ("tasks", "Per task", TASK_NOTE),
+    ("judges", "Judges", JUDGES_NOTE),
     ("judged", "Judging", JUDGED_NOTE),
     ("infra", "Infra errors", "Trials that could not be run fairly; excluded from every score."),
     ("unscored", "Unscored", "Trials of tasks without a scorer; excluded from every score."),
@@ -304,9 +337,15 @@ def to_markdown(lb: Leaderboard) -> str:
     warning = fmt.coverage_warning(lb)
     if warning:
         out += [f"> **Note.** {_md(warning)}", ""]
+    judges = fmt.judges_line(lb)
+    if judges:
+        out += [_md(judges), ""]
+    unproven = fmt.calibration_warning(lb)
+    if unproven:
+        out += [f"> **Note.** {_md(unproven)}", ""]
     tables = _tables(lb)
     for key, heading, note in SECTIONS:
-        if key == "judged" and not lb.judged:
+        if key in ("judged", "judges") and not getattr(lb, key):
             continue
         out += [f"## {heading}", ""]
         if note:
@@ -388,6 +427,12 @@ def to_html(lb: Leaderboard) -> str:
     warning = fmt.coverage_warning(lb)
     if warning:
         parts.append(f'<p class="warning"><strong>Note.</strong> {_h(warning)}</p>')
+    judges = fmt.judges_line(lb)
+    if judges:
+        parts.append(f'<p class="summary judges">{_h(judges)}</p>')
+    unproven = fmt.calibration_warning(lb)
+    if unproven:
+        parts.append(f'<p class="warning calibration"><strong>Note.</strong> {_h(unproven)}</p>')
     parts.append("</header>")
 
     plots_for = {
@@ -396,7 +441,7 @@ def to_html(lb: Leaderboard) -> str:
         "judged": [plots.dimension_bars(lb)],
     }
     for key, heading, note in SECTIONS:
-        if key == "judged" and not lb.judged:
+        if key in ("judged", "judges") and not getattr(lb, key):
             continue
         parts.append(f'<section id="{key}"><h2>{_h(heading)}</h2>')
         if note:

@@ -4,21 +4,29 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from datetime import UTC, datetime
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from benchforge.core.records import TrialKey, TrialScore
+from benchforge.core.artifacts import open_store
+from benchforge.core.records import JudgeRecord, TrialKey, TrialScore
+from benchforge.evaluation.calibration.store import CalibrationMarker, marker_key, report_key
 from benchforge.evaluation.leaderboard import (
+    CalibrationEntry,
     Leaderboard,
     bootstrap_mean_ci,
     build_leaderboard,
     pass_at_k,
+    read_calibrations,
     to_html,
     to_json,
     to_markdown,
 )
+from benchforge.evaluation.leaderboard import formatting as fmt
+from benchforge.evaluation.leaderboard.calibrations import calibration_status
 
 RUN = "run-1"
 MOCK_BANNER = "Benchforge mock LLM server"
@@ -522,3 +530,179 @@ def test_json_round_trip() -> None:
     text = to_json(lb)
     assert json.loads(text)["run_id"] == RUN
     assert Leaderboard.model_validate_json(text) == lb
+
+
+# --- judges and their calibration ----------------------------------------------------------
+
+CALIBRATED_AT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def judged_ts(agent: str, task: str, rubric_version: str, *, judge_model: str = "j1") -> TrialScore:
+    judges = [
+        {
+            "judge": "rubric",
+            "model": judge_model,
+            "prompt_version": "rp-1",
+            "rubric_version": rubric_version,
+            "mode": "per_item",
+        },
+        {"judge": "gsb", "model": judge_model, "prompt_version": "gp-1", "mode": "per_item"},
+    ]
+    return TrialScore(
+        run_id=RUN,
+        key=TrialKey(
+            suite="da",
+            task_id=task,
+            task_version="1",
+            agent=agent,
+            agent_config_hash="h",
+            model="m",
+            epoch=0,
+        ),
+        family="da_open",
+        status="scored",
+        metrics={"score_da": 50.0, "rubric": 60.0, "gsb": 40.0},
+        primary="score_da",
+        success=False,
+        termination="finished",
+        judged=JudgeRecord(judges=judges),
+    )
+
+
+def entry(
+    accepted: bool,
+    *,
+    prompts: dict[str, str] | None = None,
+    kinds: tuple[str, ...] = ("rubric_item", "gsb_pair"),
+    at: datetime = CALIBRATED_AT,
+    model: str = "j1",
+    report: str = "calibration/reports/r1/report.json",
+) -> CalibrationEntry:
+    return CalibrationEntry(
+        model=model,
+        prompt_versions=prompts or {"rubric": "rp-1", "gsb": "gp-0", "architecture": "ap-1"},
+        kinds=list(kinds),
+        accepted=accepted,
+        reasons=[] if accepted else ["rubric_item: pearson_r 0.41 vs humans 0.80"],
+        report=report,
+        created_at=at,
+    )
+
+
+def judged_board(calibrations: list[CalibrationEntry] | None) -> Leaderboard:
+    scores = [judged_ts("a", "t1", "rv-a"), judged_ts("a", "t2", "rv-b"), ts("b", "t3", 0)]
+    return build_leaderboard(scores, run_id=RUN, calibrations=calibrations)
+
+
+def test_the_judges_of_judged_metrics_are_named_with_their_calibration() -> None:
+    lb = judged_board([entry(True)])
+    lines = {j.judge: j for j in lb.judges}
+    rubric, gsb = lines["rubric"], lines["gsb"]
+    assert (rubric.model, rubric.prompt_version, rubric.rubric_versions) == (
+        "j1",
+        "rp-1",
+        ["rv-a", "rv-b"],
+    )
+    assert (rubric.tasks, rubric.trials, rubric.modes) == (["t1", "t2"], 2, ["per_item"])
+    assert rubric.calibration.state == "passed"
+    assert rubric.calibration.report == "calibration/reports/r1/report.json"
+    assert gsb.calibration.state == "never"  # calibrated with another GSB prompt version
+    assert lb.judged_metrics == ["gsb", "rubric", "score_da"]
+
+    line = fmt.judges_line(lb)
+    assert line is not None
+    assert (
+        "rubric judge j1 (prompt rp-1; rubrics rv-a, rv-b): calibrated and passed (2026-01-02)"
+        in line
+    )
+    assert "gsb judge j1 (prompt gp-1): never calibrated" in line
+    warning = fmt.calibration_warning(lb)
+    assert warning is not None and "gsb judge j1 (never calibrated)" in warning
+    assert "rubric judge" not in warning
+
+    md = to_markdown(lb)
+    assert md.index(line) < md.index("## Leaderboard")  # up front, with the summary
+    assert md.index("## Judges") < md.index("## Judging")
+    row = next(r for r in md.splitlines() if r.startswith("| rubric |"))
+    assert "| j1 | rp-1 | rv-a, rv-b | per_item | 2 | 2 | calibrated and passed" in row
+    assert "calibration/reports/r1/report.json" in row
+    page = to_html(lb)
+    root = ET.fromstring(page)
+    text = "".join(root.itertext())
+    assert line in text and "never calibrated" in text
+    assert root.find(".//section[@id='judges']") is not None
+
+
+def test_calibration_status_failed_never_and_latest_decides() -> None:
+    later = datetime(2026, 2, 1, tzinfo=UTC)
+    failed = entry(False, at=later, report="calibration/reports/r2/report.json")
+    assert calibration_status([entry(True), failed], "rubric", "j1", "rp-1").state == "failed"
+    status = calibration_status([failed, entry(True)], "rubric", "j1", "rp-1")
+    assert status.state == "failed" and status.reasons == failed.reasons
+    assert calibration_status([entry(True)], "rubric", "j1", "rp-2").state == "never"
+    assert calibration_status([entry(True)], "rubric", "j2", "rp-1").state == "never"
+    # a calibration on GSB pairs only does not calibrate the rubric judge
+    gsb_only = entry(True, kinds=("gsb_pair",))
+    assert calibration_status([gsb_only], "rubric", "j1", "rp-1").state == "never"
+    assert calibration_status([], "rubric", "j1", "rp-1").state == "never"
+    assert calibration_status(None, "rubric", "j1", "rp-1").state == "unchecked"
+
+    lb = judged_board([failed])
+    md = to_markdown(lb)
+    assert "calibrated and failed (2026-02-01): rubric_item: pearson_r 0.41" in md
+    assert "calibration not checked" in to_markdown(judged_board(None))
+    assert "## Judges" not in to_markdown(build_leaderboard(grid_scores(), run_id=RUN))
+
+
+def test_judge_names_are_escaped(tmp_path: Path) -> None:
+    hostile = "<script>alert(1)</script>|x"
+    scores = [judged_ts("a", "t1", "rv-a", judge_model=hostile)]
+    lb = build_leaderboard(scores, run_id=RUN, calibrations=[])
+    md, page = to_markdown(lb), to_html(lb)
+    assert "<script>" not in md and "<script>" not in page
+    assert hostile in "".join(ET.fromstring(page).itertext())
+
+
+def test_calibrations_are_read_from_the_store(tmp_path: Path) -> None:
+    """The markers and reports ``calibration.store.save_report`` writes (the fields read)."""
+    store = open_store(str(tmp_path / "store"))
+
+    def calibrated(fingerprint: str, model: str, report_id: str, accepted: bool) -> None:
+        report = report_key(report_id, "report.json")
+        payload = {
+            "created_at": CALIBRATED_AT.isoformat(),
+            "prompt_versions": {"rubric": "rp-1", "gsb": "gp-1"},
+            "judges": [
+                {
+                    "model": model,
+                    "fingerprint": fingerprint,
+                    "kinds": [{"kind": "rubric_item"}],
+                    "gate": {"accepted": accepted, "reasons": [] if accepted else ["too noisy"]},
+                }
+            ],
+        }
+        store.put_bytes(report, json.dumps(payload).encode())
+        marker = CalibrationMarker(
+            fingerprint=fingerprint,
+            model=model,
+            report=report,
+            accepted=accepted,
+            created_at=CALIBRATED_AT,
+        )
+        store.put_bytes(marker_key(fingerprint), marker.model_dump_json().encode())
+
+    calibrated("f1", "j1", "r1", True)
+    calibrated("f2", "j2", "r2", False)
+    store.put_bytes(marker_key("broken"), b"{not json")
+    entries = read_calibrations(store, {"j1", "j2"})
+    assert [(e.model, e.accepted, e.kinds) for e in entries] == [
+        ("j1", True, ["rubric_item"]),
+        ("j2", False, ["rubric_item"]),
+    ]
+    assert entries[1].reasons == ["too noisy"]
+    assert [e.model for e in read_calibrations(store, {"j1"})] == ["j1"]
+    assert read_calibrations(store, set()) == []
+    lb = build_leaderboard(
+        [judged_ts("a", "t1", "rv-a")], run_id=RUN, calibrations=read_calibrations(store)
+    )
+    assert {j.judge: j.calibration.state for j in lb.judges} == {"rubric": "passed", "gsb": "never"}
