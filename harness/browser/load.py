@@ -23,7 +23,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from benchforge.core.records import RunSpec, Step, TrialKey, TrialResult, TrialScore
-from benchforge.evaluation.leaderboard import Leaderboard, build_leaderboard
+from benchforge.evaluation.leaderboard import (
+    Leaderboard,
+    build_leaderboard,
+    judge_models,
+    read_calibrations,
+)
+from benchforge.harness.browser.judged import JudgedView, judged_output, judged_view
 from benchforge.harness.store import RunStore
 
 TrialStatus = Literal[
@@ -127,6 +133,7 @@ class TrialView(_View):
     score: TrialScore | None
     metrics: list[MetricView]
     steps: list[StepView]
+    judged: JudgedView | None = None  # a judged trial's items, pairs and highlighted text
 
 
 class CellLink(_View):
@@ -247,13 +254,27 @@ def trial_row(result: TrialResult, score: TrialScore | None) -> TrialRow:
     )
 
 
-def trial_view(result: TrialResult, score: TrialScore | None) -> TrialView:
+def judged_of(
+    result: TrialResult, score: TrialScore | None, run: RunStore | None
+) -> JudgedView | None:
+    if score is None or score.status != "scored" or score.judged is None:
+        return None
+    path = score.judged.output
+    text = judged_output(run, result, path) if path is not None else None
+    return judged_view(score.judged, text)
+
+
+def trial_view(
+    result: TrialResult, score: TrialScore | None, run: RunStore | None = None
+) -> TrialView:
+    """``run``: where a judged file too large to be inline is read from (its archive)."""
     return TrialView(
         row=trial_row(result, score),
         result=result,
         score=score,
         metrics=metric_views(score),
         steps=[step_view(s, result) for s in result.trajectory],
+        judged=judged_of(result, score, run),
     )
 
 
@@ -264,7 +285,7 @@ def read_scores(run: RunStore) -> dict[str, TrialScore]:
 def iter_trials(run: RunStore, scores: Mapping[str, TrialScore]) -> Iterator[TrialView]:
     """Every finished trial of ``run``, in slug order, one result read at a time."""
     for slug in sorted(run.finished_slugs()):
-        yield trial_view(run.read_result(slug), scores.get(slug))
+        yield trial_view(run.read_result(slug), scores.get(slug), run)
 
 
 def run_view(run: RunStore, trials: list[TrialRow], scores: Mapping[str, TrialScore]) -> RunView:
@@ -275,7 +296,8 @@ def run_view(run: RunStore, trials: list[TrialRow], scores: Mapping[str, TrialSc
         note = f"no trial is scored yet: `benchforge score-run {run.run_id}` scores them"
     else:
         try:
-            leaderboard = build_leaderboard(scored, run_id=run.run_id)
+            calibrations = read_calibrations(run.store, judge_models(scored))
+            leaderboard = build_leaderboard(scored, run_id=run.run_id, calibrations=calibrations)
         except ValueError as err:  # inconsistent records: say so, still list the trials
             note = f"the stored scores make no leaderboard: {err}"
     cells: dict[str, list[CellLink]] = {}

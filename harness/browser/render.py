@@ -14,12 +14,17 @@ links, or point straight at the trials they summarize.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from html import escape
 from urllib.parse import urlencode
 
 from benchforge.core.records import NodeCheck, NodeDetail
 from benchforge.evaluation.leaderboard import formatting as fmt
 from benchforge.evaluation.leaderboard.models import Leaderboard
+from benchforge.harness.browser.html import badge as _badge
+from benchforge.harness.browser.html import facts as _facts
+from benchforge.harness.browser.html import h as _h
+from benchforge.harness.browser.html import pre as _pre
+from benchforge.harness.browser.html import table as _table
+from benchforge.harness.browser.judged_html import JUDGED_CSS, judged_section
 from benchforge.harness.browser.load import (
     STATUSES,
     Argument,
@@ -30,7 +35,6 @@ from benchforge.harness.browser.load import (
     TrialView,
 )
 
-TEXT_CHARS = 20_000  # a reply, tool output or file shown inline; the rest is cut
 INLINE_ARGUMENT_CHARS = 100  # a one-line argument up to this long reads inline
 FOLDED_ARGUMENTS_CHARS = 400  # a tool step's arguments longer than this start folded
 FILTER_KEYS = ("task", "agent", "model", "status")
@@ -171,26 +175,6 @@ SCRIPT = """
 """
 
 
-def _h(value: object) -> str:
-    return escape(str(value), quote=True)
-
-
-def _cut(text: str, limit: int = TEXT_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n… ({len(text) - limit:,} more characters not shown)"
-
-
-def _pre(text: str, cls: str = "") -> str:
-    klass = f' class="{cls}"' if cls else ""
-    return f"<pre{klass}>{_h(_cut(text))}</pre>"
-
-
-def _badge(text: str, cls: str, title: str | None = None) -> str:
-    tip = f' title="{_h(title)}"' if title else ""
-    return f'<span class="badge {cls}"{tip}>{_h(text)}</span>'
-
-
 def status_badge(status: TrialStatus) -> str:
     return _badge(STATUS_LABELS[status], f"s-{status} status")
 
@@ -219,44 +203,13 @@ def _page(title: str, body: Iterable[str], script: str | None = None) -> str:
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"/>',
         '<meta name="viewport" content="width=device-width, initial-scale=1"/>',
-        f"<title>{_h(title)}</title><style>{CSS}</style></head><body>",
+        f"<title>{_h(title)}</title><style>{CSS}{JUDGED_CSS}</style></head><body>",
         *body,
     ]
     if script:
         parts.append(f"<script>{script}</script>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
-
-
-def _table(
-    headers: list[str],
-    rows: Iterable[list[str]],
-    numeric: set[int] | None = None,
-    cls: str = "",
-    row_attrs: Iterable[str] | None = None,
-) -> str:
-    """A table of already-escaped cells."""
-    numeric = numeric or set()
-
-    def cls_of(i: int) -> str:
-        return ' class="num"' if i in numeric else ""
-
-    head = "".join(f"<th{cls_of(i)}>{h}</th>" for i, h in enumerate(headers))
-    attrs = iter(row_attrs) if row_attrs is not None else None
-    body = []
-    for row in rows:
-        extra = next(attrs) if attrs is not None else ""
-        cells = "".join(f"<td{cls_of(i)}>{c}</td>" for i, c in enumerate(row))
-        body.append(f"<tr{extra}>{cells}</tr>")
-    klass = f' class="{cls}"' if cls else ""
-    return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def _facts(items: Iterable[tuple[str, str]]) -> str:
-    """A definition list of (label, already-escaped value)."""
-    return (
-        '<dl class="facts">' + "".join(f"<dt>{_h(k)}</dt><dd>{v}</dd>" for k, v in items) + "</dl>"
-    )
 
 
 def _filter_href(prefix: str = "", **filters: str) -> str:
@@ -323,6 +276,12 @@ def _leaderboard(view: RunView, lb: Leaderboard) -> list[str]:
     warning = fmt.coverage_warning(lb)
     if warning:
         out.append(f'<p class="note"><strong>Note.</strong> {_h(warning)}</p>')
+    judges = fmt.judges_line(lb)
+    if judges:
+        out.append(f'<p class="note judges">{_h(judges)}</p>')
+    unproven = fmt.calibration_warning(lb)
+    if unproven:
+        out.append(f'<p class="note calibration"><strong>Note.</strong> {_h(unproven)}</p>')
     task_rows = []
     for t in lb.tasks:
         for c in t.cells:
@@ -864,6 +823,14 @@ def _verdict(view: TrialView) -> str:
         parts.append(f"{len(failing)} of {weighted} scored nodes failed: " + "; ".join(names))
     elif score.nodes:
         parts.append("every scored node matched")
+    if view.judged is not None and view.judged.items:
+        items = [r.item for r in view.judged.items]
+        earned = sum(i.earned is not None and i.earned > 0 for i in items)
+        flagged = sum(bool(i.flags) for i in items)
+        text = f"{earned} of {len(items)} rubric items earned points, {flagged} flagged"
+        if view.judged.record.injection_flags:
+            text += f", {len(view.judged.record.injection_flags)} injection flags"
+        parts.append(f'<a href="#judged">{_h(text)}</a>')
     return f'<p class="verdict">{" — ".join(parts)}</p>'
 
 
@@ -886,7 +853,9 @@ def trial_page_html(view: TrialView, run_id: str) -> str:
         _error(view),
         f'<section id="score"><h2>Score</h2>{_metrics(view)}</section>',
     ]
-    if score is not None and score.status == "scored":
+    if view.judged is not None:
+        body.append(judged_section(view.judged))
+    if score is not None and score.status == "scored" and (score.nodes or view.judged is None):
         heldout = score.scored_on == "heldout"
         label = " (held-out seed)" if heldout else ""
         body.append(f'<section id="nodes"><h2>Per-node diff{label}</h2>{_nodes(score.nodes)}')
