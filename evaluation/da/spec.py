@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from benchforge.evaluation.judges.length import DEFAULT_MAX_REPORT_WORDS
 from benchforge.evaluation.judges.models import HierarchicalRubric
 from benchforge.evaluation.tasks.models import TaskSpecBase
 
@@ -55,6 +56,12 @@ class DaOpenTask(TaskSpecBase):
     report: str = Field(default="report.md", description="the report the agent writes")
     gsb_alpha: float | None = Field(
         default=None, ge=0, le=1, description="Score_da weight of the rubric; None: the suite's"
+    )
+    max_report_words: int = Field(
+        default=DEFAULT_MAX_REPORT_WORDS,
+        ge=100,
+        description="judges read the report's visible text up to this many words; the rest is "
+        "cut (the score says so)",
     )
 
     @model_validator(mode="after")

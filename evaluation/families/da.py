@@ -40,9 +40,11 @@ from benchforge.evaluation.families.registry import register
 from benchforge.evaluation.gold import dataset_version
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.gsb import judge_gsb, score_da
+from benchforge.evaluation.judges.length import count_words
 from benchforge.evaluation.judges.models import GsbScore, JudgedVerification, RubricScore
 from benchforge.evaluation.judges.record import judge_record
 from benchforge.evaluation.judges.rubric import judge_rubric
+from benchforge.evaluation.judges.sanitize import sanitize_output
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
 
 PRIMARY_DA_METRIC = "score_da"
@@ -116,8 +118,16 @@ class DaOpenFamily(FamilyBase):
         if not text.strip():
             return JudgedReport(score=_empty_score(spec.report))
         judge = judge.for_task()
-        rubric = judge_rubric(judge, gold.rubric, text, question=gold.question)
-        gsb = judge_gsb(judge, text, gold.baselines, question=gold.question)
+        limit = spec.max_report_words
+        rubric = judge_rubric(judge, gold.rubric, text, question=gold.question, max_words=limit)
+        gsb = judge_gsb(
+            judge,
+            text,
+            gold.baselines,
+            question=gold.question,
+            max_words=limit,
+            expected_words=count_words(sanitize_output(gold.reference, max_words=limit).text),
+        )
         alpha = spec.gsb_alpha if spec.gsb_alpha is not None else judge.settings.gsb_alpha
         combined = score_da(rubric, gsb, alpha)
         record = judge_record(
@@ -294,7 +304,7 @@ def _metrics(combined: float | None, rubric: RubricScore, gsb: GsbScore) -> dict
 
 
 def _detail(rubric: RubricScore, gsb: GsbScore) -> str | None:
-    parts: list[str] = []
+    parts: list[str] = [f"report {gsb.truncated}"] if gsb.truncated else []
     if rubric.unscored:
         parts.append(f"unscored items: {', '.join(rubric.unscored)}")
     inconsistent = [f"{p.baseline_id}/{p.dimension}" for p in gsb.pairs if not p.consistent]

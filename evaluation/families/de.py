@@ -30,7 +30,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from benchforge.core.errors import ConfigError, UnsupportedTaskError
 from benchforge.core.sandbox import SandboxBackend
@@ -60,6 +60,7 @@ from benchforge.evaluation.families.registry import register
 from benchforge.evaluation.gold import repo_version
 from benchforge.evaluation.judges.architecture import judge_architecture
 from benchforge.evaluation.judges.client import Judge
+from benchforge.evaluation.judges.length import DEFAULT_MAX_BLUEPRINT_WORDS
 from benchforge.evaluation.judges.models import FlatRubricItem, JudgedVerification, content_hash
 from benchforge.evaluation.judges.record import judge_record
 from benchforge.evaluation.tasks.authoring import ParsedRepos
@@ -572,6 +573,7 @@ class DeArchFamily(DeFamily):
             requirement=task.file(spec.requirement).read_text(encoding="utf-8"),
             rubric_version=content_hash([i.model_dump(mode="json") for i in items]),
             reference=task.file(spec.reference).read_text(encoding="utf-8"),
+            max_words=spec.max_blueprint_words,
         )
 
     def score(
@@ -603,15 +605,17 @@ class DeArchFamily(DeFamily):
             blueprint,
             requirement=gold.requirement,
             rubric_version=gold.rubric_version,
+            max_words=gold.max_words,
         )
         metrics = {"rubric": 100.0 * verdict.score} if verdict.score is not None else {}
         metrics |= {k: 100.0 * v for k, v in verdict.by_dimension.items() if v is not None}
-        unscored = f"unscored items: {', '.join(verdict.unscored)}" if verdict.unscored else None
+        notes = [f"unscored items: {', '.join(verdict.unscored)}"] if verdict.unscored else []
+        notes += [f"blueprint {verdict.truncated}"] if verdict.truncated else []
         return SubmissionScore(
             metrics=metrics,
             primary="rubric",
             success=verdict.score is not None and verdict.score >= SUCCESS_FRACTION,
-            detail=unscored,
+            detail="; ".join(notes) or None,
             judged=judge_record(judge=mine, architecture=verdict, output=output),
         )
 
@@ -667,6 +671,10 @@ class ArchGold(BaseModel):
     requirement: str
     rubric_version: str
     reference: str
+    max_words: int | None = Field(
+        default=DEFAULT_MAX_BLUEPRINT_WORDS,
+        description="the judge reads the blueprint up to this many words",
+    )
 
 
 def _read_text(path: Path) -> str:

@@ -3,6 +3,9 @@
 Items are judged one per call (``per_item``) or all items of one dimension per call
 (``batched``); every award goes through the same code checks as the rubric judge (quotes found
 verbatim in the sanitized blueprint, no copied rubric wording; there are no anchors).
+The judge reads the blueprint's visible text cut to ``max_words`` (the task's
+``max_blueprint_words``; the cut is flagged in ``truncated``), so quotes can only come from the
+kept part.
 ``score`` = Σ earned / Σ points over scored items, ``by_dimension`` the same per dimension;
 unscored items are listed and left out of both. An empty blueprint scores 0 without a call.
 """
@@ -17,6 +20,7 @@ from benchforge.evaluation.judges.checks import (
     unscored_verdict,
 )
 from benchforge.evaluation.judges.client import Judge
+from benchforge.evaluation.judges.length import DEFAULT_MAX_BLUEPRINT_WORDS
 from benchforge.evaluation.judges.models import (
     ArchitectureScore,
     FlatRubricItem,
@@ -73,8 +77,10 @@ def judge_architecture(
     *,
     requirement: str,
     rubric_version: str,
+    max_words: int | None = DEFAULT_MAX_BLUEPRINT_WORDS,
 ) -> ArchitectureScore:
-    """``blueprint`` scored on ``items`` (see the module docstring)."""
+    """``blueprint`` scored on ``items`` (see the module docstring); ``max_words``: the word
+    limit (None: none)."""
     info = JudgeInfo(
         judge="architecture",
         model=judge.model,
@@ -83,7 +89,7 @@ def judge_architecture(
         mode=judge.settings.mode,
     )
     dimensions = list(dict.fromkeys(i.dimension for i in items))
-    sanitized = sanitize_output(blueprint)
+    sanitized = sanitize_output(blueprint, max_words=max_words)
     text = sanitized.text
     if not text.strip():
         verdicts = [
@@ -103,6 +109,7 @@ def judge_architecture(
             items=verdicts,
             injection_flags=sanitized.injection_flags,
             info=info,
+            truncated=sanitized.truncated,
         )
     texts = [i.criterion for i in items]
     if judge.settings.mode == "batched":
@@ -127,4 +134,5 @@ def judge_architecture(
         unscored=[v.item_id for v in verdicts if v.status == "unscored"],
         injection_flags=sanitized.injection_flags,
         info=info,
+        truncated=sanitized.truncated,
     )

@@ -8,16 +8,37 @@ give the same verdict it stands, otherwise the pair is *inconsistent* (``verdict
 position-biased judgement, counted and reported but left out of G, S and B. A pair whose reply
 never validated (or whose call failed) is *unscored*, likewise left out.
 
+Length. Both reports are their visible text (``sanitize_output``) cut to the task's word limit
+(``max_words``, see ``length``): no request carries more than the limit, and the number of calls
+does not grow with a report's length. And since judges favour longer answers, length itself
+must not win a pair. THE LENGTH-MATCHED CHECK: a pair's *allowance* is ``LENGTH_RATIO`` (1.5)
+times the longer of the baseline and ``expected_words`` (the length a complete answer takes:
+the task's reference report; without it, the baseline alone). A candidate longer than its
+allowance is judged a second time, in both orders, cut to the baseline's length (its first
+``B`` words, whole lines: ``length.limit_words``), and in each order its raw score is the lower
+of the full and the length-matched comparison's; the verdict and its consistency follow from
+those two raw scores as above. So a long report must also win on its opening, at the
+baseline's length: text added past that (padding) can lower a verdict, never raise it. Both
+results are kept in the ``PairVerdict`` (``matched_words``, ``matched_first``,
+``matched_second``); ``GsbScore.length_matched`` counts the baselines checked so (two more calls
+each). A pair is unscored when any of its replies is.
+
+A candidate within its allowance is compared whole: a report as long as the task's reference
+(or half as long again) is not suspected of padding. What padding up to the allowance adds is
+judged like any other text (the rubric's evidence checks do not reward it either).
+
 Score_gsb = max(0, G - B) / (G + S + B) over the consistent scored pairs, overall and per
 dimension (None when there is none).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from benchforge.evaluation.judges.checks import parallel_map
 from benchforge.evaluation.judges.client import Judge
+from benchforge.evaluation.judges.length import DEFAULT_MAX_REPORT_WORDS, count_words, limit_words
 from benchforge.evaluation.judges.models import (
     GSB_DIMENSIONS,
     GsbScore,
@@ -34,6 +55,9 @@ from benchforge.evaluation.judges.structured import StructuredReply, ask_json
 PROMPT_VERSION = GSB_PROMPT_VERSION
 GOOD_ABOVE = 3.0
 BAD_BELOW = -3.0
+LENGTH_RATIO = 1.5
+"""A candidate longer than this times max(baseline, expected length) is also judged cut to the
+baseline's length."""
 
 
 def verdict_of(raw: float) -> Verdict:
@@ -49,14 +73,61 @@ def _info(judge: Judge) -> JudgeInfo:
     return JudgeInfo(judge="gsb", model=judge.model, prompt_version=PROMPT_VERSION)
 
 
+def length_matched_words(
+    candidate_words: int,
+    baseline_words: int,
+    *,
+    ratio: float | None = LENGTH_RATIO,
+    expected_words: int | None = None,
+) -> int | None:
+    """The length (words) the candidate is also judged at against this baseline: the
+    baseline's, when the candidate is longer than its allowance (``ratio`` times the longer of
+    the baseline and ``expected_words``); None when it is within it, when ``ratio`` is None (no
+    length control) or when the baseline is empty."""
+    if ratio is None or baseline_words <= 0:
+        return None
+    allowance = math.ceil(ratio * max(baseline_words, expected_words or 0))
+    return baseline_words if candidate_words > allowance else None
+
+
 def judge_pair(
-    judge: Judge, candidate: str, baseline: str, *, baseline_id: str, question: str
+    judge: Judge,
+    candidate: str,
+    baseline: str,
+    *,
+    baseline_id: str,
+    question: str,
+    max_words: int | None = DEFAULT_MAX_REPORT_WORDS,
+    length_ratio: float | None = None,
+    expected_words: int | None = None,
 ) -> list[PairVerdict]:
     """The candidate against one baseline: one PairVerdict per dimension, from two calls (the
-    candidate first, then second). An empty candidate is bad on every dimension, without a
-    call."""
-    cand = sanitize_output(candidate).text
-    base = sanitize_output(baseline).text
+    candidate first, then second), four with the length-matched check (``length_ratio``: None,
+    the default here, leaves it out; ``judge_gsb`` applies it). Both reports are sanitized and
+    cut to ``max_words`` (None: no limit). An empty candidate is bad on every dimension, without
+    a call."""
+    return _judge_texts(
+        judge,
+        sanitize_output(candidate, max_words=max_words).text,
+        sanitize_output(baseline, max_words=max_words).text,
+        baseline_id=baseline_id,
+        question=question,
+        length_ratio=length_ratio,
+        expected_words=expected_words,
+    )
+
+
+def _judge_texts(
+    judge: Judge,
+    cand: str,
+    base: str,
+    *,
+    baseline_id: str,
+    question: str,
+    length_ratio: float | None,
+    expected_words: int | None,
+) -> list[PairVerdict]:
+    """``judge_pair`` on texts already sanitized and cut to the word limit."""
     if not cand.strip():
         return [
             PairVerdict(
@@ -69,7 +140,13 @@ def judge_pair(
             )
             for d in GSB_DIMENSIONS
         ]
+    matched_words = length_matched_words(
+        count_words(cand), count_words(base), ratio=length_ratio, expected_words=expected_words
+    )
     orders = [(cand, base), (base, cand)]
+    if matched_words is not None:
+        short = limit_words(cand, matched_words).text
+        orders += [(short, base), (base, short)]
     replies: list[StructuredReply[GsbReply]] = parallel_map(
         judge,
         lambda ab: ask_json(
@@ -77,36 +154,50 @@ def judge_pair(
         ),
         orders,
     )
-    first, second = (r.value for r in replies)
+    values = [r.value for r in replies]
     pairs = []
     for dimension in GSB_DIMENSIONS:
-        if first is None or second is None:
-            pairs.append(
-                PairVerdict(
-                    baseline_id=baseline_id,
-                    dimension=dimension,
-                    raw_first=getattr(first, dimension).score if first else None,
-                    raw_second=-getattr(second, dimension).score if second else None,
-                    verdict=None,
-                    consistent=False,
-                    status="unscored",
-                )
-            )
-            continue
-        raw_first = float(getattr(first, dimension).score)
-        raw_second = -float(getattr(second, dimension).score)
-        v1, v2 = verdict_of(raw_first), verdict_of(raw_second)
+        full_first, full_second = _raws(values[0], values[1], dimension)
+        matched_first = matched_second = None
+        if matched_words is not None:
+            matched_first, matched_second = _raws(values[2], values[3], dimension)
+        verdict: Verdict | None = None
+        consistent = False
+        scored = all(v is not None for v in values)
+        if scored:
+            assert full_first is not None and full_second is not None
+            v1 = verdict_of(_lower(full_first, matched_first))
+            v2 = verdict_of(_lower(full_second, matched_second))
+            verdict, consistent = (v1 if v1 == v2 else None), v1 == v2
         pairs.append(
             PairVerdict(
                 baseline_id=baseline_id,
                 dimension=dimension,
-                raw_first=raw_first,
-                raw_second=raw_second,
-                verdict=v1 if v1 == v2 else None,
-                consistent=v1 == v2,
+                raw_first=full_first,
+                raw_second=full_second,
+                verdict=verdict,
+                consistent=consistent,
+                status="scored" if scored else "unscored",
+                matched_words=matched_words,
+                matched_first=matched_first,
+                matched_second=matched_second,
             )
         )
     return pairs
+
+
+def _raws(
+    first: GsbReply | None, second: GsbReply | None, dimension: str
+) -> tuple[float | None, float | None]:
+    """The candidate's raw scores on ``dimension``: shown first, shown second."""
+    return (
+        float(getattr(first, dimension).score) if first is not None else None,
+        -float(getattr(second, dimension).score) if second is not None else None,
+    )
+
+
+def _lower(full: float, matched: float | None) -> float:
+    return full if matched is None else min(full, matched)
 
 
 def gsb_ratio(good: int, same: int, bad: int) -> float | None:
@@ -115,7 +206,13 @@ def gsb_ratio(good: int, same: int, bad: int) -> float | None:
     return max(0, good - bad) / total if total else None
 
 
-def gsb_score(pairs: list[PairVerdict], info: JudgeInfo) -> GsbScore:
+def gsb_score(
+    pairs: list[PairVerdict],
+    info: JudgeInfo,
+    *,
+    truncated: str | None = None,
+    length_matched: int = 0,
+) -> GsbScore:
     """Counts and Score_gsb of judged pairs (see the module docstring)."""
     counted = [p for p in pairs if p.status == "scored" and p.consistent]
 
@@ -140,19 +237,45 @@ def gsb_score(pairs: list[PairVerdict], info: JudgeInfo) -> GsbScore:
         unscored=sum(1 for p in pairs if p.status == "unscored"),
         pairs=pairs,
         info=info,
+        truncated=truncated,
+        length_matched=length_matched,
     )
 
 
 def judge_gsb(
-    judge: Judge, candidate: str, baselines: Mapping[str, str], *, question: str
+    judge: Judge,
+    candidate: str,
+    baselines: Mapping[str, str],
+    *,
+    question: str,
+    max_words: int | None = DEFAULT_MAX_REPORT_WORDS,
+    length_ratio: float | None = LENGTH_RATIO,
+    expected_words: int | None = None,
 ) -> GsbScore:
-    """The candidate against every baseline (``{baseline_id: report}``), both orders each."""
+    """The candidate against every baseline (``{baseline_id: report}``), both orders each, with
+    the length-matched check where the candidate is longer than its allowance (``length_ratio``
+    None: without it). Every report is cut to ``max_words`` (None: no limit); the candidate's
+    cut is flagged in ``truncated``. ``expected_words``: how long a complete answer is (the
+    task's reference report)."""
+    sanitized = sanitize_output(candidate, max_words=max_words)
+    cand = sanitized.text
     pairs: list[PairVerdict] = []
     for baseline_id, baseline in baselines.items():
         pairs.extend(
-            judge_pair(judge, candidate, baseline, baseline_id=baseline_id, question=question)
+            _judge_texts(
+                judge,
+                cand,
+                sanitize_output(baseline, max_words=max_words).text,
+                baseline_id=baseline_id,
+                question=question,
+                length_ratio=length_ratio,
+                expected_words=expected_words,
+            )
         )
-    return gsb_score(pairs, _info(judge))
+    checked = {p.baseline_id for p in pairs if p.matched_words is not None}
+    return gsb_score(
+        pairs, _info(judge), truncated=sanitized.truncated, length_matched=len(checked)
+    )
 
 
 def score_da(rubric: RubricScore, gsb: GsbScore, alpha: float) -> float | None:

@@ -249,7 +249,12 @@ class RubricScore(_Strict):
 class PairVerdict(_Strict):
     """One candidate-vs-baseline comparison on one dimension, judged in both orders.
     ``raw_first`` / ``raw_second``: the candidate's raw score (-10..10) with the candidate
-    shown first / second; ``verdict`` None when the two orders disagree (inconsistent)."""
+    shown first / second; ``verdict`` None when the two orders disagree (inconsistent).
+
+    A candidate much longer than the baseline is judged again cut to the baseline's length
+    (``gsb``'s length-matched check): ``matched_words`` is the length it was cut to and
+    ``matched_first`` / ``matched_second`` its raw scores there (all None: no such check); the
+    verdict then rests, order by order, on the lower of the two raw scores."""
 
     baseline_id: str
     dimension: GsbDimension
@@ -258,6 +263,9 @@ class PairVerdict(_Strict):
     verdict: Verdict | None
     consistent: bool
     status: Literal["scored", "unscored"] = "scored"
+    matched_words: int | None = None
+    matched_first: float | None = None
+    matched_second: float | None = None
 
 
 class GsbScore(_Strict):
@@ -273,6 +281,14 @@ class GsbScore(_Strict):
     unscored: int
     pairs: list[PairVerdict]
     info: JudgeInfo
+    truncated: str | None = Field(
+        default=None, description="'truncated: kept N of M words': the candidate was cut"
+    )
+    length_matched: int = Field(
+        default=0,
+        description="baselines the candidate was also judged against cut to the baseline's "
+        "length (two more calls each)",
+    )
 
 
 class ArchitectureScore(_Strict):
@@ -282,6 +298,9 @@ class ArchitectureScore(_Strict):
     unscored: list[str] = Field(default_factory=list)
     injection_flags: list[str] = Field(default_factory=list)
     info: JudgeInfo
+    truncated: str | None = Field(
+        default=None, description="'truncated: kept N of M words': the blueprint was cut"
+    )
 
 
 class JudgedVerification(_Strict):

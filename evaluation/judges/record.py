@@ -123,6 +123,9 @@ def judge_record(
                     verdict=p.verdict,
                     consistent=p.consistent,
                     status=p.status,
+                    matched_words=p.matched_words,
+                    matched_first=p.matched_first,
+                    matched_second=p.matched_second,
                 )
             )
             pair_id = f"gsb:{p.baseline_id}:{p.dimension}"
@@ -140,7 +143,13 @@ def judge_record(
                     status="scored" if counted else "unscored",
                     flags=[] if counted or p.status == "unscored" else ["inconsistent"],
                     reason=f"candidate raw score {p.raw_first} shown first, "
-                    f"{p.raw_second} shown second",
+                    f"{p.raw_second} shown second"
+                    + (
+                        f"; cut to the baseline's length ({p.matched_words} words): "
+                        f"{p.matched_first} first, {p.matched_second} second"
+                        if p.matched_words is not None
+                        else ""
+                    ),
                 )
             )
     return JudgeRecord(
@@ -157,4 +166,6 @@ def judge_record(
         used_mock_llm=judge.ledger.used_mock(),
         output=output,
         gsb_pairs=gsb_pairs,
+        truncated=(gsb.truncated if gsb is not None else None)
+        or (architecture.truncated if architecture is not None else None),
     )

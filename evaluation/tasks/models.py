@@ -21,6 +21,8 @@ from pydantic import (
     model_validator,
 )
 
+from benchforge.evaluation.judges.length import DEFAULT_MAX_BLUEPRINT_WORDS
+
 Layer = str  # staging | intermediate | marts by default; a layer mapping may name others
 IMPL_WEIGHTS: dict[Layer, float] = {"staging": 15.0, "intermediate": 25.0, "marts": 60.0}
 
@@ -208,6 +210,12 @@ class DeArchTask(TaskSpecBase):
     )
     rubric: list[RubricItem] = Field(
         min_length=3, description="Flat items the architecture judge scores the blueprint on."
+    )
+    max_blueprint_words: int = Field(
+        default=DEFAULT_MAX_BLUEPRINT_WORDS,
+        ge=100,
+        description="The judge reads the blueprint's visible text up to this many words; the "
+        "rest is cut (the score says so).",
     )
 
     @model_validator(mode="after")

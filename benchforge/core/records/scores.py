@@ -132,6 +132,10 @@ class JudgedPair(BaseModel):
     verdict: str | None
     consistent: bool
     status: Literal["scored", "unscored"]
+    # The length-matched check (None: not run): the candidate cut to the baseline's length.
+    matched_words: int | None = Field(default=None, description="the length it was cut to")
+    matched_first: float | None = None
+    matched_second: float | None = None
 
 
 class JudgeRecord(BaseModel):
@@ -161,6 +165,10 @@ class JudgeRecord(BaseModel):
         default=None, description="the judged file, relative to the workspace (report.md, ...)"
     )
     gsb_pairs: list[JudgedPair] = Field(default_factory=list)
+    truncated: str | None = Field(
+        default=None,
+        description="'truncated: kept N of M words': the judges read only the output's start",
+    )
 
 
 class TrialScore(BaseModel):

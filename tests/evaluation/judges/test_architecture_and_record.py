@@ -101,7 +101,10 @@ def test_record_of_a_judged_report(make_judge: JudgeFactory) -> None:
     )
     gsb = judge_gsb(judge, report, {"weak": WEAK}, question=QUESTION)
     record = judge_record(judge=judge, rubric=rubric, gsb=gsb)
-    assert record.requests == 11 + 2 and record.cache_hits == 0
+    # 11 rubric calls, 4 GSB calls: both orders, and both again with the report cut to WEAK's
+    # length (the report is more than 1.5 times as long).
+    assert record.requests == 11 + 4 and record.cache_hits == 0
+    assert {p.matched_words for p in record.gsb_pairs} == {30} and record.truncated is None
     assert record.cost_usd == 0.0  # mock-* models are free in the price table
     assert [j["judge"] for j in record.judges] == ["rubric", "gsb"]
     assert record.judges[0]["rubric_version"] == rubric.info.rubric_version
@@ -112,6 +115,7 @@ def test_record_of_a_judged_report(make_judge: JudgeFactory) -> None:
     assert len(items["c1"].evidence[0]) == EVIDENCE_CHARS and items["c1"].evidence[0].endswith("…")
     assert len(rubric.items[0].evidence[0]) > EVIDENCE_CHARS  # the score keeps the whole quote
     assert items["gsb:weak:readability"].earned == 1.0 and items["gsb:weak:depth"].kind == "gsb"
+    assert "cut to the baseline's length (30 words)" in items["gsb:weak:depth"].reason
     cached = make_judge()
     judge_rubric(cached, resolved_rubric(), report, question=QUESTION)
     assert judge_record(judge=cached).requests == 0

@@ -66,7 +66,8 @@ def test_counts_score_and_an_inconsistent_pair(
     clients: list[SyncLlmClient] = []
     judge = judge_factory(positional_server.url, tmp_path, clients)("judge-positional")
     try:
-        score = judge_gsb(judge, CANDIDATE, BASELINES, question=QUESTION)
+        # Without the length check (test_length.py): the figures are the designed features'.
+        score = judge_gsb(judge, CANDIDATE, BASELINES, question=QUESTION, length_ratio=None)
     finally:
         for client in clients:
             client.close()
@@ -100,12 +101,20 @@ def test_counts_score_and_an_inconsistent_pair(
 
 
 def test_faithful_judge_is_consistent_and_cached(make_judge: JudgeFactory) -> None:
-    score = judge_gsb(make_judge(), CANDIDATE, BASELINES, question=QUESTION)
+    score = judge_gsb(make_judge(), CANDIDATE, BASELINES, question=QUESTION, length_ratio=None)
     assert (score.good, score.same, score.bad, score.inconsistent) == (4, 1, 1, 0)
     assert score.score == pytest.approx(3 / 6)
     again = make_judge()
-    assert judge_gsb(again, CANDIDATE, BASELINES, question=QUESTION) == score
+    assert judge_gsb(again, CANDIDATE, BASELINES, question=QUESTION, length_ratio=None) == score
     assert judge_record(judge=again, gsb=score).requests == 0
+    # With the length check and no expected length, CANDIDATE (51 words) is "much longer" than
+    # WEAK (30) and DRAFT (12): judged again at their lengths, its depth no longer wins
+    # against DRAFT (its first 12 words hold one number).
+    checked = judge_gsb(make_judge(), CANDIDATE, BASELINES, question=QUESTION)
+    assert (checked.good, checked.same, checked.bad, checked.length_matched) == (3, 2, 1, 2)
+    assert judge_gsb(make_judge(), CANDIDATE, BASELINES, question=QUESTION, expected_words=51) == (
+        score.model_copy(update={"info": checked.info})
+    )
 
 
 def test_empty_candidate_loses_every_pair_without_a_call(make_judge: JudgeFactory) -> None:
