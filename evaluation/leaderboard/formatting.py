@@ -134,8 +134,8 @@ def judges_line(lb: Leaderboard) -> str | None:
     if not lb.judges:
         return None
     metrics = ", ".join(lb.judged_metrics) or "the judged metrics"
-    judges = "; ".join(f"{judge_name(j)}: {calibration(j)}" for j in lb.judges)
-    return f"Judged metrics ({metrics}) were given by the {judges}."
+    judges = "; ".join(f"{judge_name(j)} — {calibration(j)}" for j in lb.judges)
+    return f"Judged metrics ({metrics}) come from these judges: {judges}."
 
 
 def calibration_warning(lb: Leaderboard) -> str | None:
@@ -143,8 +143,9 @@ def calibration_warning(lb: Leaderboard) -> str | None:
     unproven = [j for j in lb.judges if j.calibration.state != "passed"]
     if not unproven:
         return None
-    names = ", ".join(f"{j.judge} judge {j.model} ({j.calibration.label})" for j in unproven)
+    names = "; ".join(f"{j.judge} judge {j.model}: {j.calibration.label}" for j in unproven)
     return (
-        f"Not every judge passed calibration against human labels ({names}): the judged "
-        "metrics it gave are not validated; compare them with care (`benchforge calibrate`)."
+        f"Not every judge has passed calibration against human labels ({names}). The judged "
+        "metrics such a judge gave are not validated: compare them with care "
+        "(`benchforge calibrate` calibrates a judge)."
     )

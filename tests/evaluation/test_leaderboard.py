@@ -612,12 +612,12 @@ def test_the_judges_of_judged_metrics_are_named_with_their_calibration() -> None
     line = fmt.judges_line(lb)
     assert line is not None
     assert (
-        "rubric judge j1 (prompt rp-1; rubrics rv-a, rv-b): calibrated and passed (2026-01-02)"
+        "rubric judge j1 (prompt rp-1; rubrics rv-a, rv-b) — calibrated and passed (2026-01-02)"
         in line
     )
-    assert "gsb judge j1 (prompt gp-1): never calibrated" in line
+    assert "gsb judge j1 (prompt gp-1) — never calibrated" in line
     warning = fmt.calibration_warning(lb)
-    assert warning is not None and "gsb judge j1 (never calibrated)" in warning
+    assert warning is not None and "gsb judge j1: never calibrated" in warning
     assert "rubric judge" not in warning
 
     md = to_markdown(lb)

@@ -430,7 +430,7 @@ def test_the_index_names_the_judges_and_their_calibration(
 ) -> None:
     index = parse_html((site[0] / "index.html").read_text())
     judges = index.find("p", "judges").text()
-    assert "rubric judge gpt-judge (prompt rp-7; rubric rv-1): never calibrated" in judges
+    assert "rubric judge gpt-judge (prompt rp-7; rubric rv-1) — never calibrated" in judges
     assert "architecture judge gpt-judge (prompt ap-2; rubric fr-1)" in judges
     assert "not validated" in index.find("p", "calibration").text()
 
