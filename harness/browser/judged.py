@@ -59,6 +59,7 @@ class JudgedView(_View):
     old_pairs: list[JudgedItem]  # GSB items of scores stored before pairs were kept
     output: str | None  # the judged file, relative to the workspace
     segments: list[Segment] | None  # None: the judged text is not at hand (see ``note``)
+    removed: list[str]  # what the sanitizer took out of the output (hidden markup, ...)
     note: str | None  # why the text is missing, or that it was cut
 
 
@@ -162,6 +163,7 @@ def judged_view(record: JudgeRecord, output: str | None) -> JudgedView:
     rubric = [i for i in record.items if i.kind != "gsb"]
     quotes = {i.id: i.evidence for i in rubric if i.evidence}
     segments: list[Segment] | None = None
+    removed: list[str] = []
     found: dict[tuple[str, int], bool] = {}
     note = None
     if not record.judges:
@@ -174,7 +176,8 @@ def judged_view(record: JudgeRecord, output: str | None) -> JudgedView:
             else f"The judged file {record.output} is in neither the result nor its archive."
         )
     else:
-        seen = sanitize_output(output).text
+        sanitized = sanitize_output(output)
+        seen, removed = sanitized.text, list(sanitized.removed)
         segments, found = highlight(seen, quotes)
         if len(seen) > REPORT_CHARS:
             note = f"Only the first {REPORT_CHARS:,} of {len(seen):,} characters are shown."
@@ -200,5 +203,6 @@ def judged_view(record: JudgeRecord, output: str | None) -> JudgedView:
         old_pairs=[] if record.gsb_pairs else [i for i in record.items if i.kind == "gsb"],
         output=record.output,
         segments=segments,
+        removed=removed,
         note=note,
     )

@@ -161,6 +161,8 @@ def _judges(record: JudgeRecord) -> str:
     )
     if record.output:
         lines.append(("Judged file", f"<code>{h(record.output)}</code>"))
+    if record.truncated:
+        lines.append(("Length limit", h(f"{record.truncated}: the judges read only its start")))
     if record.disagreements:
         lines.append(("Judge and code disagree on", h(", ".join(record.disagreements))))
     if record.unscored:
@@ -195,42 +197,47 @@ def _raw(value: float | None) -> str:
     return fmt.MISSING if value is None else f"{value:+g}"
 
 
+def _pair_verdict(p: JudgedPair) -> str:
+    if p.status != "scored":
+        return badge("unscored", "v-unscored")
+    if p.verdict is None:
+        return badge("inconsistent", "flag", FLAG_TIPS["inconsistent"])
+    cls = {"good": "v-full", "same": "v-part", "bad": "v-none"}.get(p.verdict, "")
+    return badge(p.verdict, cls)
+
+
+def _matched(p: JudgedPair) -> str:
+    if p.matched_words is None:
+        return fmt.MISSING
+    return f"{p.matched_words:,} words: {_raw(p.matched_first)} / {_raw(p.matched_second)}"
+
+
 def _pairs(pairs: list[JudgedPair], old: list[JudgedItem]) -> str:
     if pairs:
+        matched = any(p.matched_words is not None for p in pairs)
+        headers = [
+            "Baseline",
+            "Dimension",
+            "Candidate shown first",
+            "Candidate shown second",
+            "Consistent",
+            "Verdict",
+        ]
+        if matched:
+            headers.append("Cut to the baseline's length (first / second)")
         rows = []
         for p in pairs:
-            if p.status != "scored":
-                verdict = badge("unscored", "v-unscored")
-            elif p.verdict is None:
-                verdict = badge("inconsistent", "flag", FLAG_TIPS["inconsistent"])
-            else:
-                cls = {"good": "v-full", "same": "v-part", "bad": "v-none"}.get(p.verdict, "")
-                verdict = badge(p.verdict, cls)
-            rows.append(
-                [
-                    h(p.baseline_id),
-                    h(p.dimension),
-                    h(_raw(p.raw_first)),
-                    h(_raw(p.raw_second)),
-                    '<span class="ok">yes</span>'
-                    if p.consistent
-                    else '<span class="bad">no</span>',
-                    verdict,
-                ]
-            )
-        return table(
-            [
-                "Baseline",
-                "Dimension",
-                "Candidate shown first",
-                "Candidate shown second",
-                "Consistent",
-                "Verdict",
-            ],
-            rows,
-            {2, 3},
-            cls="gsb",
-        )
+            consistent = ("ok", "yes") if p.consistent else ("bad", "no")
+            row = [
+                h(p.baseline_id),
+                h(p.dimension),
+                h(_raw(p.raw_first)),
+                h(_raw(p.raw_second)),
+                '<span class="{}">{}</span>'.format(*consistent),
+                _pair_verdict(p),
+            ]
+            rows.append([*row, h(_matched(p))] if matched else row)
+        return table(headers, rows, {2, 3}, cls="gsb")
     if old:  # stored before pairs were kept: the item's reason says both raw scores
         return table(
             ["Pair", "Verdict", "Flags", "Both orders"],
@@ -264,6 +271,12 @@ def _report(view: JudgedView) -> str:
         out.append(f'<p class="note report-note">{h(view.note)}</p>')
     if view.segments is not None:
         out.append('<pre class="report">' + "".join(_segment(s) for s in view.segments) + "</pre>")
+    if view.removed:
+        items = "".join(f"<li>{h(r)}</li>" for r in view.removed)
+        out.append(
+            f'<details class="removed"><summary>Removed before judging ({len(view.removed)}): '
+            f"what a reader of the rendered report does not see</summary><ul>{items}</ul></details>"
+        )
     return "".join(out)
 
 
@@ -294,7 +307,9 @@ def judged_section(view: JudgedView) -> str:
             "<h3>Good-Same-Bad against the baselines</h3>"
             '<p class="note">Each pair is judged twice, the candidate shown first and then '
             "second; the raw scores (-10 to 10) are the candidate's. A pair whose two orders "
-            "disagree is inconsistent and left out of G/S/B.</p>" + pairs
+            "disagree is inconsistent and left out of G/S/B. A report much longer than the "
+            "baseline is judged again cut to the baseline's length, and the lower raw score "
+            "counts.</p>" + pairs
         )
     out.append(_report(view))
     out.append("</section>")

@@ -217,8 +217,9 @@ def gsb_score() -> GsbScore:
             consistent=verdict is not None,
         )
 
+    long = {"matched_words": 1200, "matched_first": 2.0, "matched_second": 1.0}
     pairs = [
-        pair("weak", "readability", 6, 5),
+        pair("weak", "readability", 6, 5).model_copy(update=long),
         pair("weak", "depth", 4, -3),
         pair("strong", "readability", -2, -3),
         pair("strong", "depth", None, None),
@@ -233,6 +234,7 @@ def gsb_score() -> GsbScore:
         unscored=1,
         pairs=pairs,
         info=JudgeInfo(judge="gsb", model="gpt-judge", prompt_version="gp-3"),
+        truncated="truncated: kept 2,000 of 2,412 words",
     )
 
 
@@ -411,16 +413,18 @@ def test_a_judged_trial_page_shows_verdicts_and_highlighted_evidence(
     gsb = [
         [td.text() for td in tr.find_all("td")] for tr in dom.find("table", "gsb").find_all("tr")
     ]
-    assert ["weak", "readability", "+6", "+5", "yes", "good"] in gsb
-    assert ["weak", "depth", "+4", "-3", "no", "inconsistent"] in gsb
-    assert ["strong", "readability", "-2", "-3", "yes", "bad"] in gsb
-    assert ["strong", "depth", "—", "—", "no", "unscored"] in gsb
+    assert ["weak", "readability", "+6", "+5", "yes", "good", "1,200 words: +2 / +1"] in gsb
+    assert ["weak", "depth", "+4", "-3", "no", "inconsistent", "—"] in gsb
+    assert ["strong", "readability", "-2", "-3", "yes", "bad", "—"] in gsb
+    assert ["strong", "depth", "—", "—", "no", "unscored", "—"] in gsb
+    assert "kept 2,000 of 2,412 words: the judges read only its start" in text
 
     # hostile report: its markup is text, nothing in it ran or became an element
     assert "data-pwned" not in dom.find("body").attrs
     report = dom.find("pre", "report")
     assert {e.tag for e in report.iter()} <= {"pre", "mark", "span"}
     assert not dom.find_all("img") and not dom.find_all("script")
+    assert "hidden_html: document.body" in dom.find("details", "removed").text()
     assert "".join(marked["e1"]) == "<img src=x onerror="
     assert_not_blank(shot, size=(1400, 2400))
 
