@@ -27,9 +27,11 @@ from benchforge.agents.mock_llm.judge_policies import (
     parse_judge_request,
 )
 from benchforge.core.llm import SyncLlmClient
+from benchforge.evaluation.families.de import ArchGold, DeArchFamily
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.gsb import LENGTH_RATIO, judge_gsb, length_matched_words
 from benchforge.evaluation.judges.length import (
+    DEFAULT_MAX_BLUEPRINT_WORDS,
     DEFAULT_MAX_REPORT_WORDS,
     count_words,
     limit_words,
@@ -37,9 +39,13 @@ from benchforge.evaluation.judges.length import (
 from benchforge.evaluation.judges.models import GsbScore
 from benchforge.evaluation.judges.record import judge_record
 from benchforge.evaluation.judges.sanitize import sanitize_output
-from tests.evaluation.judges.conftest import judge_factory, start_mock
+from benchforge.evaluation.tasks import load_tasks
+from benchforge.evaluation.tasks.models import DeArchTask
+from tests.evaluation.judges.conftest import JudgeFactory, judge_factory, start_mock
 from tests.evaluation.judges.data import QUESTION
 from tests.evaluation.judges.gsb_reports import CANDIDATE, DRAFT, NUMBERS, WEAK
+from tests.evaluation.judges.test_architecture_and_record import BLUEPRINT, ITEMS, REQUIREMENT
+from tests.paths import REPO_ROOT
 
 DENSE = """\
 ## Churn
@@ -266,3 +272,40 @@ def test_a_report_over_the_limit_is_judged_on_its_first_words(
     candidates = [t for t in shown if t not in baselines]
     assert len(candidates) == 2 * len(BASELINES)  # each baseline, both orders
     assert set(candidates) == {kept.text.strip()}
+
+
+# --------------------------------------------------------------------------- de_arch
+
+
+def test_a_blueprint_over_its_limit_is_judged_on_its_first_words(make_judge: JudgeFactory) -> None:
+    notes = "".join(f"  - note {i}: reviewed with the team, nothing to add.\n" for i in range(60))
+    head, tests = BLUEPRINT.split("tests:\n")
+    late = f"{head}notes:\n{notes}tests:\n{tests}"  # the tests section after 60 lines of notes
+    limit = count_words(head) + 40
+    kept = limit_words(sanitize_output(late).text, limit)
+    family = DeArchFamily()
+    gold = ArchGold(
+        items=ITEMS,
+        requirement=REQUIREMENT,
+        rubric_version="v",
+        reference=BLUEPRINT,
+        max_words=limit,
+    )
+    whole = family.judge_blueprint(gold.model_copy(update={"max_words": None}), late, make_judge())
+    cut = family.judge_blueprint(gold, late, make_judge())
+    flag = f"truncated: kept {kept.kept_words} of {count_words(sanitize_output(late).text)} words"
+    assert whole.judged is not None and whole.judged.truncated is None
+    assert cut.judged is not None and cut.judged.truncated == flag
+    assert cut.detail == f"blueprint {flag}"
+    earned = {i.id: i.earned for i in cut.judged.items}
+    assert earned["d1"] == 0 and {i.id: i.earned for i in whole.judged.items}["d1"] == 1
+    assert cut.metrics["rubric"] < whole.metrics["rubric"]
+
+
+def test_de_arch_tasks_default_to_a_blueprint_limit_they_fit() -> None:
+    for suite in sorted(REPO_ROOT.glob("task_specs/de-*")):
+        for task in load_tasks(suite):
+            if isinstance(task.spec, DeArchTask):
+                assert task.spec.max_blueprint_words == DEFAULT_MAX_BLUEPRINT_WORDS
+                reference = task.file(task.spec.reference).read_text()
+                assert 3 * count_words(reference) < DEFAULT_MAX_BLUEPRINT_WORDS
