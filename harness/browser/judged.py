@@ -18,6 +18,7 @@ from itertools import pairwise
 
 from pydantic import BaseModel, ConfigDict
 
+from benchforge.core.errors import ArtifactNotFound
 from benchforge.core.records import JudgedItem, JudgedPair, JudgeRecord, TrialResult
 from benchforge.evaluation.judges.record import EVIDENCE_CHARS
 from benchforge.evaluation.judges.sanitize import sanitize_output
@@ -147,9 +148,11 @@ def judged_output(run: RunStore | None, result: TrialResult, path: str) -> str |
         return result.outputs[path]
     if run is None or result.submission is None or path not in result.output_files:
         return None
-    with tarfile.open(
-        fileobj=io.BytesIO(run.store.get_bytes(result.submission)), mode="r:gz"
-    ) as tar:
+    try:
+        archive = run.store.get_bytes(result.submission)
+    except ArtifactNotFound:
+        return None
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
         try:
             member = tar.getmember(path)
         except KeyError:
@@ -171,9 +174,10 @@ def judged_view(record: JudgeRecord, output: str | None) -> JudgedView:
     elif output is None:
         note = (
             "The judged text is not at hand: this score was stored before it named the judged "
-            "file (`benchforge score-run RUN --rescore` records it)"
+            "file (`benchforge score-run RUN --rescore` records it)."
             if record.output is None
-            else f"The judged file {record.output} is in neither the result nor its archive."
+            else f"The judged file {record.output} is not among the trial's outputs: the agent "
+            "did not write it, or it is in neither the result nor its archive."
         )
     else:
         sanitized = sanitize_output(output)
