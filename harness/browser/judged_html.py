@@ -46,6 +46,8 @@ pre.report span:target + mark { outline: 2px solid #0969da; }
 
 FLAG_TIPS = {
     "evidence_not_found": "a quote is not in the text the judge saw: the point does not count",
+    "no_evidence": "the judge awarded points without quoting the report",
+    "quotes_removed_text": "a quote is text removed before judging (addressed to the evaluator)",
     "copies_rubric": "the quote copies the rubric's words",
     "hedge": "the stating line offers alternatives instead of one finding",
     "anchor_missing": "the evidence does not state the anchor's value",
