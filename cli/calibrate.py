@@ -42,8 +42,10 @@ def add_parser(sub: Subparsers) -> None:
         description=(
             "Judges every labelled case --repeats times with each --judge-model, compares the\n"
             "verdicts with the humans (Pearson r on rubric items, quadratic kappa on GSB\n"
-            "pairs, Krippendorff alpha, model-level correlations; each beside the humans' own\n"
-            "agreement, with 95% bootstrap intervals), and gates each model. Without an API\n"
+            "pairs, leave one out; Krippendorff alpha; agent- and trial-level correlations;\n"
+            "per item type and task; position and length bias; each beside the humans' own,\n"
+            "with 95% bootstrap intervals), and gates each model on the lower bound of its\n"
+            "agreement. Without an API\n"
             "key the judges are the mock server's: mock-judge, or\n"
             "mock-judge-noisy:sigma=S,bias=B,seed=N (answering from --truth, default the\n"
             "humans' consensus). Exit status 1 when no model is accepted."
@@ -61,13 +63,20 @@ def add_parser(sub: Subparsers) -> None:
         "--max-agreement-gap",
         type=float,
         default=0.1,
-        help="accept only if agreement >= inter-rater agreement - this (default 0.1)",
+        help="accept only if the lower bound of the judge's agreement >= one rater's "
+        "(both leave one out) - this (default 0.1)",
     )
     calibrate.add_argument(
         "--max-inconsistency",
         type=float,
         default=0.2,
         help="accept only if at most this share of GSB pairs flip with order (default 0.2)",
+    )
+    calibrate.add_argument(
+        "--min-cases",
+        type=int,
+        default=30,
+        help="accept only with at least this many labelled cases of each kind (default 30)",
     )
     calibrate.add_argument("--truth", help="truth file for the mock's noisy judges")
     calibrate.add_argument("--out", help="also write report.json and report.html here")
@@ -110,6 +119,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
         repeats=args.repeats,
         max_agreement_gap=args.max_agreement_gap,
         max_inconsistency=args.max_inconsistency,
+        min_cases=args.min_cases,
         truth=args.truth,
         out=args.out,
         resamples=args.resamples,

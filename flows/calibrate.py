@@ -37,10 +37,10 @@ from benchforge.evaluation.calibration.cases import (
     FlatRubricRecord,
     read_cases,
 )
-from benchforge.evaluation.calibration.gate import GateSettings
+from benchforge.evaluation.calibration.gate import DEFAULT_MIN_CASES, GateSettings
 from benchforge.evaluation.calibration.labels import load_labels, truth_records, write_truth
 from benchforge.evaluation.calibration.models import CalibrationReport
-from benchforge.evaluation.calibration.render import to_html, to_markdown
+from benchforge.evaluation.calibration.render import position_text, to_html, to_markdown
 from benchforge.evaluation.calibration.runner import calibrate_judge as run_calibration
 from benchforge.evaluation.calibration.runner import fingerprint_for
 from benchforge.evaluation.calibration.sheets import sample_cases, write_labelling
@@ -272,6 +272,10 @@ def _summary(report: CalibrationReport, uris: dict[str, str], mock: bool) -> Cal
             figures[f"{prefix} model spearman"] = stats.model_spearman.judge.text()
             if stats.inconsistency is not None:
                 figures[f"{prefix} inconsistency"] = stats.inconsistency.text()
+            if stats.position_bias is not None:
+                figures[f"{prefix} first-position wins"] = position_text(stats)
+            if stats.length_bias is not None:
+                figures[f"{prefix} length bias"] = stats.length_bias.text()
         judges.append(
             JudgeSummary(
                 model=judge.model,
@@ -308,6 +312,8 @@ def _table(report: CalibrationReport) -> list[dict[str, Any]]:
                     "alpha_humans": stats.alpha.humans.text(),
                     "model_spearman": stats.model_spearman.judge.text(),
                     "inconsistency": stats.inconsistency.text() if stats.inconsistency else "",
+                    "first_position_wins": position_text(stats) if stats.position_bias else "",
+                    "length_bias": stats.length_bias.text() if stats.length_bias else "",
                     "accepted": judge.gate.accepted,
                 }
             )
@@ -344,6 +350,7 @@ def calibrate_judge(
     repeats: AtLeastOne = 2,
     max_agreement_gap: Annotated[float, Field(ge=0, le=2)] = 0.1,
     max_inconsistency: Annotated[float, Field(ge=0, le=1)] = 0.2,
+    min_cases: Annotated[int, Field(ge=3)] = DEFAULT_MIN_CASES,
     truth: str | None = None,
     out: str | None = None,
     resamples: Annotated[int, Field(ge=50)] = 1000,
@@ -362,8 +369,10 @@ def calibrate_judge(
         judge_models: models to calibrate; default gpt-4.1-mini, or mock-judge without an
             API key (then only mock judges: mock-judge, mock-judge-noisy:sigma=..,bias=..).
         repeats: judgments of each case per model (self-consistency, score stability).
-        max_agreement_gap: accepted only if agreement >= inter-rater agreement - this.
+        max_agreement_gap: accepted only if the lower bound of the judge's agreement >= one
+            rater's agreement (both leave one out) - this.
         max_inconsistency: accepted only if at most this share of GSB pairs flip with order.
+        min_cases: accepted only with at least this many labelled cases of each kind.
         truth: the mock noisy judges' truth file; default the humans' consensus.
         out: also write report.json and report.html here.
         resamples: bootstrap resamples per figure.
@@ -376,7 +385,11 @@ def calibrate_judge(
     settings = load_settings()
     mock = uses_mock(settings, True)
     models = list(judge_models or [MOCK_JUDGE_MODEL if mock else DEFAULT_JUDGE_MODEL])
-    gate = GateSettings(max_agreement_gap=max_agreement_gap, max_inconsistency=max_inconsistency)
+    gate = GateSettings(
+        max_agreement_gap=max_agreement_gap,
+        max_inconsistency=max_inconsistency,
+        min_cases=min_cases,
+    )
     with ExitStack() as stack:
         truth_file = Path(truth) if truth else None
         if mock and truth_file is None and any(m.startswith("mock-judge-noisy") for m in models):

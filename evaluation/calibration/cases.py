@@ -172,6 +172,18 @@ class CaseSet(BaseModel):
             )
         return ItemRange(points=points, low=min(points, 0.0), high=max(points, 0.0))
 
+    def item_type(self, case: CalibrationCase) -> str:
+        """What kind of thing the case judges, for per-type agreement: a hierarchical rubric
+        item's type (accuracy, completeness, ...), a flat item's dimension
+        (business_alignment, ...), a GSB case's ``gsb:<dimension>``."""
+        if case.kind == "gsb_pair":
+            return f"gsb:{case.dimension}"
+        if case.rubric in self.rubrics:
+            item = next(i for i in self.rubrics[case.rubric].items if i.id == case.item_id)
+            return str(item.type)
+        flat = self.flat_rubrics[case.rubric or ""]
+        return next(i.dimension for i in flat.items if i.id == case.item_id)
+
     def rubric_versions(self) -> list[str]:
         return sorted(set(self.rubrics) | set(self.flat_rubrics))
 

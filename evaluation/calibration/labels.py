@@ -3,7 +3,8 @@
 Labels file: CSV (``.csv``) or JSON lines (``.jsonl`` / ``.json``), one label per row:
 
 - ``case_id``: a case of the cases file;
-- ``rater``: who labelled it (any non-empty name; one label per case and rater);
+- ``rater``: who labelled it (any non-empty name; one label per case and rater). Names are
+  compared and reported stripped and case-folded: "Ann" and "ann" are one rater;
 - ``label``:
   - ``rubric_item`` cases: the **earned points**, a number in ``[min(points, 0),
     max(points, 0)]``: 0..2 for an item worth 2 points, -1..0 for a penalty item of -1
@@ -15,8 +16,9 @@ Other CSV columns are ignored (the labelling sheet carries readable ones), and a
 an empty ``label`` is skipped (a sheet not filled in yet). Several files may be given; they
 are read as one. Loading checks everything before any judge is called and refuses, in one
 ``LabelsError`` naming file and line for each problem: unknown case ids, a second label of one
-(case, rater), a value out of the item's range, a value of the wrong kind (a verdict on a
-rubric item, points on a GSB pair), a label without a rater.
+(case, rater), a value that is not a finite number (``nan``, ``inf``), a value out of the
+item's range, a value of the wrong kind (a verdict on a rubric item, points on a GSB pair), a
+label without a rater.
 
 Statistics see labels on one scale per kind (:mod:`.stats`): rubric labels as the signed share
 of the item's points (``earned / |points|``), GSB labels as 1 / 0 / -1.
@@ -100,12 +102,20 @@ def parse_label(raw: object, case: CalibrationCase, item: ItemRange | None) -> f
         points = float(text)
     except ValueError:
         raise ValueError(f"a rubric_item label is a number of points, not {str(raw)!r}") from None
-    if not math.isfinite(points) or not item.low - 1e-9 <= points <= item.high + 1e-9:
+    if not math.isfinite(points):
+        raise ValueError(f"label {str(raw)!r} is not a finite number")
+    if not item.low - 1e-9 <= points <= item.high + 1e-9:
         raise ValueError(
             f"label {str(raw)!r} is outside the item's range [{item.low:g}, {item.high:g}] "
             f"(earned points of an item worth {item.points:g})"
         )
     return points / abs(item.points)
+
+
+def rater_name(raw: object) -> str:
+    """A rater's name as compared and reported: surrounding and repeated spaces dropped,
+    case folded ("Ann", " ann " and "ANN" are one rater)."""
+    return " ".join(str(raw or "").split()).casefold()
 
 
 def _is_number(text: str) -> bool:
@@ -169,7 +179,8 @@ def load_labels(paths: Path | Sequence[Path], cases: CaseSet) -> LabelSet:
     for path in files:
         for where, row in _rows(path, problems):
             case_id = str(row.get("case_id") or "").strip()
-            rater = str(row.get("rater") or "").strip()
+            written = str(row.get("rater") or "").strip()
+            rater = rater_name(written)
             raw = row.get("label")
             if raw is None or str(raw).strip() == "":
                 if path.suffix.lower() != ".csv":
@@ -183,9 +194,10 @@ def load_labels(paths: Path | Sequence[Path], cases: CaseSet) -> LabelSet:
                 problems.append(f"{where}: unknown case id {case_id!r}")
                 continue
             if (case_id, rater) in first:
+                same = "" if written == rater else f", written {written!r}"
                 problems.append(
-                    f"{where}: a second label of case {case_id} by rater {rater!r} "
-                    f"(the first is at {first[case_id, rater]})"
+                    f"{where}: a second label of case {case_id} by rater {rater!r}{same} "
+                    f"(the first is at {first[case_id, rater]}; rater names ignore case)"
                 )
                 continue
             first[case_id, rater] = where

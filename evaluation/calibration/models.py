@@ -11,6 +11,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchforge.evaluation.calibration.gate import GateDecision, GateSettings
 from benchforge.evaluation.calibration.stats import BootstrapSettings, KindStats
 
+MOCK_PREFIX = "mock-"
+
+
+def is_mock_model(model: str) -> bool:
+    """The mock server's judges are named ``mock-...`` (``mock-judge``, ``mock-judge-noisy:..``)."""
+    return model.startswith(MOCK_PREFIX)
+
 
 class Judgment(BaseModel):
     """One judge's decision on one case in one repeat. ``value`` is on the statistics' scale
@@ -26,6 +33,9 @@ class Judgment(BaseModel):
     raw: str
     judge_awarded: float | None = Field(default=None, description="rubric: before code checks")
     consistent: bool | None = Field(default=None, description="GSB: both orders agreed")
+    orders: tuple[int, int] | None = Field(
+        default=None, description="GSB: the candidate's verdict (1/0/-1) shown first, second"
+    )
     flags: list[str] = Field(default_factory=list)
 
 
@@ -45,6 +55,9 @@ class JudgeCalibration(BaseModel):
     latency_p95_s: float | None
     kinds: list[KindStats]
     gate: GateDecision
+    mock: bool = Field(
+        default=False, description="judged by the Benchforge mock server, not a real model"
+    )
     details: list[Judgment] = Field(default_factory=list)
 
     def kind(self, name: str) -> KindStats | None:
@@ -66,6 +79,11 @@ class CalibrationReport(BaseModel):
     bootstrap: BootstrapSettings
     prompt_versions: dict[str, str] = Field(default_factory=dict)
     judges: list[JudgeCalibration]
+
+    @property
+    def mock_judged(self) -> bool:
+        """Whether any judge of the report was the mock server's."""
+        return any(j.mock for j in self.judges)
 
     @property
     def accepted(self) -> list[str]:

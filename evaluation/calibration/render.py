@@ -28,12 +28,30 @@ def _opt(figure: Figure | None) -> str:
     return "n/a" if figure is None else figure.text()
 
 
+def position_text(stats: KindStats) -> str:
+    """The first-position win rate with its direction, as the report reads it."""
+    figure = stats.position_bias
+    if figure is None or figure.value is None:
+        return "n/a"
+    direction = {
+        "first": "favours the report shown first",
+        "second": "favours the report shown second",
+        "none": "no position preference (interval holds 0.5)",
+    }[stats.position_direction or "none"]
+    return f"{figure.text()}: {direction}"
+
+
+def length_text(stats: KindStats) -> str:
+    return "n/a" if stats.length_bias is None else stats.length_bias.text()
+
+
 def figure_rows(stats: KindStats) -> list[tuple[str, str, str]]:
     """(figure, judge, humans) rows of one kind: every figure with its interval."""
     name = "Pearson r" if stats.agreement_name == "pearson_r" else "quadratic kappa"
     rows = [
         (
-            f"case-level {name} (judge vs humans / between humans)",
+            f"case-level {name}, leave one out (one judge run / one rater, each vs the mean "
+            "of the other raters)",
             stats.agreement.judge.text(),
             stats.agreement.humans.text(),
         ),
@@ -42,24 +60,43 @@ def figure_rows(stats: KindStats) -> list[tuple[str, str, str]]:
             stats.alpha.judge.text(),
             stats.alpha.humans.text(),
         ),
-        (
-            "model-level Pearson (per-agent means)",
-            stats.model_pearson.judge.text(),
-            stats.model_pearson.humans.text(),
-        ),
-        (
-            "model-level Spearman",
-            stats.model_spearman.judge.text(),
-            stats.model_spearman.humans.text(),
-        ),
-        (
-            "model-level Kendall",
-            stats.model_kendall.judge.text(),
-            stats.model_kendall.humans.text(),
-        ),
     ]
+    levels = [
+        ("agent", stats.model_pearson, stats.model_spearman, stats.model_kendall),
+        ("trial", stats.trial_pearson, stats.trial_spearman, stats.trial_kendall),
+    ]
+    for level, *figures in levels:
+        for label, pair in zip(("Pearson", "Spearman", "Kendall"), figures, strict=True):
+            if pair is not None:
+                rows.append(
+                    (
+                        f"{level}-level {label} (per-{level} means)",
+                        pair.judge.text(),
+                        pair.humans.text(),
+                    )
+                )
     if stats.inconsistency is not None:
         rows.append(("position-swap inconsistency", stats.inconsistency.text(), ""))
+    if stats.position_bias is not None:
+        rows.append(
+            ("first-position win rate (decisive single-order verdicts)", position_text(stats), "")
+        )
+    if stats.length_corr is not None:
+        rows.append(
+            (
+                f"Pearson r with length ({stats.length_measure})",
+                stats.length_corr.judge.text(),
+                stats.length_corr.humans.text(),
+            )
+        )
+    if stats.length_bias is not None:
+        rows.append(
+            (
+                "length bias: judge value per doubling of length, beyond the humans' labels",
+                length_text(stats),
+                "",
+            )
+        )
     rows += [
         ("self-consistency over repeats (identical share)", _opt(stats.self_consistency), ""),
         ("mean per-case std over repeats", _opt(stats.repeat_std), ""),
@@ -68,14 +105,44 @@ def figure_rows(stats: KindStats) -> list[tuple[str, str, str]]:
     return rows
 
 
+def group_rows(stats: KindStats, min_cases: int) -> list[tuple[str, str, str, str, str]]:
+    """(by, name, cases, judge, one rater) per item type and per task; a group with fewer
+    than ``min_cases`` cases is marked."""
+    return [
+        (
+            "item type" if g.by == "item_type" else "task",
+            g.name,
+            f"{g.cases}" + (f" (< {min_cases}: indicative)" if g.cases < min_cases else ""),
+            g.agreement.judge.text(),
+            g.agreement.humans.text(),
+        )
+        for g in stats.groups
+    ]
+
+
+MOCK_HEADLINE = "MOCK JUDGE: these judgements come from the Benchforge mock server"
+MOCK_TEXT = (
+    "A mock judge (scripted or noisy-by-design answers, not a real model) produced the "
+    "judgements below: the figures test the calibration machinery, not any model's ability "
+    "to judge."
+)
+
+
+def _mock_models(report: CalibrationReport) -> str:
+    return ", ".join(j.model for j in report.judges if j.mock)
+
+
 def to_markdown(report: CalibrationReport) -> str:
-    lines = [
+    lines = []
+    if report.mock_judged:
+        lines += [f"> **⚠️ {MOCK_HEADLINE}** ({_mock_models(report)}). {MOCK_TEXT}", ""]
+    lines += [
         f"# Judge calibration ({report.cases} cases, {report.labels} labels by "
         f"{len(report.raters)} raters, {report.repeats} repeats)",
         "",
-        "| judge | kind | agreement | humans | alpha +judge | alpha humans | model r | "
-        "inconsistency | cost / 1k | p50 | p95 | gate |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| judge | kind | agreement | one rater | alpha +judge | alpha humans | model r | "
+        "inconsistency | first-position wins | length bias | cost / 1k | p50 | p95 | gate |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for judge in report.judges:
         verdict = "accepted" if judge.gate.accepted else "REJECTED"
@@ -85,8 +152,9 @@ def to_markdown(report: CalibrationReport) -> str:
                 f"({stats.agreement_name}) | {stats.agreement.judge.text()} | "
                 f"{stats.agreement.humans.text()} | {stats.alpha.judge.text()} | "
                 f"{stats.alpha.humans.text()} | {stats.model_pearson.judge.text()} | "
-                f"{_opt(stats.inconsistency)} | {_money(judge.cost_per_1000)} | "
-                f"{_seconds(judge.latency_p50_s)} | {_seconds(judge.latency_p95_s)} | {verdict} |"
+                f"{_opt(stats.inconsistency)} | {position_text(stats)} | {length_text(stats)} | "
+                f"{_money(judge.cost_per_1000)} | {_seconds(judge.latency_p50_s)} | "
+                f"{_seconds(judge.latency_p95_s)} | {verdict} |"
             )
     lines.append("")
     for judge in report.judges:
@@ -94,6 +162,21 @@ def to_markdown(report: CalibrationReport) -> str:
             lines.append(f"- **{judge.model}**: accepted ({'; '.join(judge.gate.checks)})")
         else:
             lines.append(f"- **{judge.model}**: rejected: {'; '.join(judge.gate.reasons)}")
+    for judge in report.judges:
+        rows = [
+            (KIND_TITLES.get(stats.kind, stats.kind), *row)
+            for stats in judge.kinds
+            for row in group_rows(stats, report.gate_settings.min_cases)
+        ]
+        if rows:
+            lines += [
+                "",
+                f"Agreement of {judge.model} by item type and task:",
+                "",
+                "| kind | by | group | cases | judge | one rater |",
+                "|---|---|---|---|---|---|",
+            ]
+            lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -135,6 +218,15 @@ def scatter_png(judge: JudgeCalibration) -> str | None:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
+def _mock_banner(report: CalibrationReport) -> str:
+    if not report.mock_judged:
+        return ""
+    return (
+        f'<div class="mock" role="alert"><strong>⚠ {html.escape(MOCK_HEADLINE)}</strong> '
+        f"({html.escape(_mock_models(report))}). {html.escape(MOCK_TEXT)}</div>"
+    )
+
+
 def to_html(report: CalibrationReport) -> str:
     e = html.escape
     parts = [
@@ -142,16 +234,20 @@ def to_html(report: CalibrationReport) -> str:
         "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}"
         "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
         "padding:4px 8px;font-size:13px}th{background:#f4f4f4}.ok{color:#176}"
-        ".no{color:#a00;font-weight:bold}</style></head><body>",
+        ".no{color:#a00;font-weight:bold}.mock{background:#fff3cd;border:2px solid #c77c02;"
+        "padding:.8em 1em;margin:1em 0}</style></head><body>",
+        _mock_banner(report),
         f"<h1>Judge calibration</h1><p>{report.cases} cases (version {e(report.cases_version)}),"
         f" {report.labels} labels by {len(report.raters)} raters ({e(', '.join(report.raters))}),"
         f" {report.repeats} repeats per judge; 95% bootstrap intervals over cases "
         f"({report.bootstrap.resamples} resamples, seed {report.bootstrap.seed}). Created "
         f"{e(report.created_at.isoformat())}.</p>",
-        f"<p>Gate: agreement at most {report.gate_settings.max_agreement_gap:g} below the "
-        f"inter-rater figure; position inconsistency at most "
-        f"{report.gate_settings.max_inconsistency:.0%}; unscored at most "
-        f"{report.gate_settings.max_unscored:.0%}.</p>",
+        f"<p>Gate, per kind of case: at least {report.gate_settings.min_cases} labelled cases; "
+        f"the <em>lower bound</em> of the judge's agreement at most "
+        f"{report.gate_settings.max_agreement_gap:g} below one rater's (both leave one out: "
+        f"a single judge run or a single rater, each against the mean of the other raters); "
+        f"position inconsistency at most {report.gate_settings.max_inconsistency:.0%}; "
+        f"unscored at most {report.gate_settings.max_unscored:.0%}.</p>",
         "<h2>Comparison</h2><table><tr><th>judge</th><th>gate</th><th>judgments</th>"
         "<th>unscored</th><th>requests</th><th>cost</th><th>cost / 1,000 judgments</th>"
         "<th>latency p50</th><th>latency p95</th></tr>",
@@ -186,6 +282,16 @@ def to_html(report: CalibrationReport) -> str:
             )
             for name, mine, theirs in figure_rows(stats):
                 parts.append(f"<tr><td>{e(name)}</td><td>{e(mine)}</td><td>{e(theirs)}</td></tr>")
+            groups = group_rows(stats, report.gate_settings.min_cases)
+            if groups:
+                parts.append(
+                    "</table><table><tr><th>by</th><th>group</th><th>cases</th>"
+                    "<th>judge</th><th>one rater</th></tr>"
+                )
+                parts += [
+                    "<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>"
+                    for row in groups
+                ]
             parts.append(
                 "</table><table><tr><th>agent</th><th>judge mean ± std over repeats"
                 "</th><th>humans</th></tr>"

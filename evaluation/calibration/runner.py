@@ -16,6 +16,7 @@ Only labelled cases are judged (an unlabelled case costs money and says nothing)
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -31,6 +32,7 @@ from benchforge.evaluation.calibration.models import (
     CalibrationReport,
     JudgeCalibration,
     Judgment,
+    is_mock_model,
 )
 from benchforge.evaluation.calibration.stats import (
     BootstrapSettings,
@@ -41,8 +43,8 @@ from benchforge.evaluation.calibration.stats import (
 from benchforge.evaluation.calibration.store import judge_fingerprint
 from benchforge.evaluation.judges.architecture import judge_architecture
 from benchforge.evaluation.judges.client import Judge, JudgeLlm, Message
-from benchforge.evaluation.judges.gsb import judge_pair
-from benchforge.evaluation.judges.models import ItemVerdict, content_hash
+from benchforge.evaluation.judges.gsb import judge_pair, verdict_of
+from benchforge.evaluation.judges.models import ItemVerdict, PairVerdict, content_hash
 from benchforge.evaluation.judges.prompts import (
     ARCHITECTURE_PROMPT_VERSION,
     GSB_PROMPT_VERSION,
@@ -174,10 +176,18 @@ def judge_pair_cases(judge: Judge, pair: Sequence[CalibrationCase], repeat: int)
                 value=float(value),
                 raw=verdict.verdict or "inconsistent",
                 consistent=verdict.consistent,
+                orders=_orders(verdict),
                 flags=[] if verdict.consistent else ["inconsistent"],
             )
         )
     return out
+
+
+def _orders(verdict: PairVerdict) -> tuple[int, int] | None:
+    """The candidate's verdict (1 / 0 / -1) shown first and shown second."""
+    if verdict.raw_first is None or verdict.raw_second is None:
+        return None
+    return GSB_LABELS[verdict_of(verdict.raw_first)], GSB_LABELS[verdict_of(verdict.raw_second)]
 
 
 def _one_item(judge: Judge, cases: CaseSet, case: CalibrationCase, repeat: int) -> list[Judgment]:
@@ -204,6 +214,24 @@ def run_judgments(
     return [j for part in results for j in part]
 
 
+def _words(text: str | None) -> int:
+    return max(1, len((text or "").split()))
+
+
+def _length(case: CalibrationCase) -> float:
+    """log2 of the judged output's words; GSB: of the candidate's words over the baseline's
+    (0: as long as the baseline)."""
+    if case.kind == "gsb_pair":
+        return math.log2(_words(case.output) / _words(case.baseline))
+    return math.log2(_words(case.output))
+
+
+LENGTH_MEASURES = {
+    "rubric_item": "log2 of the output's words",
+    "gsb_pair": "log2 of the candidate's words over the baseline's",
+}
+
+
 def kind_data(
     cases: CaseSet, labels: LabelSet, judgments: Sequence[Judgment], kind: CaseKind, repeats: int
 ) -> KindData | None:
@@ -215,6 +243,7 @@ def kind_data(
     column = {c.case_id: j for j, c in enumerate(chosen)}
     judge = np.full((repeats, len(chosen)), np.nan)
     inconsistent = np.full((repeats, len(chosen)), np.nan)
+    orders = np.full((repeats, len(chosen), 2), np.nan)
     for judgment in judgments:
         j = column.get(judgment.case_id)
         if j is None or judgment.value is None or judgment.repeat >= repeats:
@@ -222,13 +251,22 @@ def kind_data(
         judge[judgment.repeat, j] = judgment.value
         if judgment.consistent is not None:
             inconsistent[judgment.repeat, j] = 0.0 if judgment.consistent else 1.0
+        if judgment.orders is not None:
+            orders[judgment.repeat, j] = judgment.orders
+    gsb = kind == "gsb_pair"
     return KindData(
         kind=kind,
-        level="ordinal" if kind == "gsb_pair" else "interval",
+        level="ordinal" if gsb else "interval",
         agents=[c.contestant for c in chosen],
         humans=labels.matrix(chosen),
         judge=judge,
-        inconsistent=inconsistent if kind == "gsb_pair" else None,
+        inconsistent=inconsistent if gsb else None,
+        trials=[f"{c.run_id}/{c.trial}" for c in chosen],
+        item_types=[cases.item_type(c) for c in chosen],
+        tasks=[c.task for c in chosen],
+        orders=orders if gsb else None,
+        lengths=np.array([_length(c) for c in chosen]),
+        length_measure=LENGTH_MEASURES[kind],
     )
 
 
@@ -272,6 +310,7 @@ def calibrate_one(
         latency_p95_s=_percentile(latencies, 95),
         kinds=kinds,
         gate=decide(kinds, gate),
+        mock=judge.ledger.used_mock() or is_mock_model(judge.model),
         details=sorted(judgments, key=lambda j: (j.case_id, j.repeat)),
     )
 

@@ -155,3 +155,51 @@ def test_bad_cases_files_name_the_line(cases: CaseSet, tmp_path: Path) -> None:
     orphan.write_text(lines[case_line] + "\n")  # its rubric record left out
     with pytest.raises(CasesError, match="no rubric with version"):
         read_cases(orphan)
+
+
+def test_rater_names_ignore_case_and_spaces(cases: CaseSet, tmp_path: Path) -> None:
+    """ "Ann", " ann " and "ANN" are one rater: their labels are one row of the matrix, and a
+    case labelled by two spellings is a second label by the same rater."""
+    first, second = [c for c in cases.cases if c.kind == "gsb_pair"][:2]
+    path = _write(
+        tmp_path / "names.csv",
+        [
+            "case_id,rater,label",
+            f"{first.case_id},Ann,good",
+            f"{second.case_id}, ann ,bad",
+            f"{first.case_id},Bob,same",
+        ],
+    )
+    labels = load_labels(path, cases)
+    assert labels.raters() == ["ann", "bob"]
+    expected = np.array([[1.0, -1.0], [0.0, np.nan]])
+    assert np.array_equal(labels.matrix([first, second]), expected, equal_nan=True)
+    twice = _write(
+        tmp_path / "twice.csv",
+        ["case_id,rater,label", f"{first.case_id},Ann,good", f"{first.case_id},ANN,bad"],
+    )
+    with pytest.raises(LabelsError) as err:
+        load_labels(twice, cases)
+    assert f"{twice}:3: a second label of case {first.case_id} by rater 'ann', written 'ANN'" in (
+        str(err.value)
+    )
+
+
+@pytest.mark.parametrize("raw", ["nan", "NaN", "inf", "-inf", "Infinity"])
+def test_non_finite_labels_are_refused_as_such(cases: CaseSet, tmp_path: Path, raw: str) -> None:
+    rubric = next(c for c in cases.cases if c.item_id == "rate")
+    path = _write(tmp_path / "nan.csv", ["case_id,rater,label", f"{rubric.case_id},ann,{raw}"])
+    with pytest.raises(LabelsError) as err:
+        load_labels(path, cases)
+    message = str(err.value)
+    assert (
+        f"{path}:2: case {rubric.case_id} (rubric_item): label '{raw}' is not a finite number"
+        in (message)
+    )
+    assert "outside the item's range" not in message
+    # JSON lines carry NaN as a number; refused the same way
+    jsonl = _write(
+        tmp_path / "nan.jsonl", [f'{{"case_id": "{rubric.case_id}", "rater": "ann", "label": NaN}}']
+    )
+    with pytest.raises(LabelsError, match="label 'nan' is not a finite number"):
+        load_labels(jsonl, cases)

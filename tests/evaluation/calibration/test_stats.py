@@ -13,8 +13,13 @@ from sklearn.metrics import cohen_kappa_score
 from benchforge.evaluation.calibration.stats import (
     BootstrapSettings,
     KindData,
+    alpha,
     bootstrap,
+    kendall,
     kind_stats,
+    pearson,
+    quadratic_kappa,
+    spearman,
 )
 
 BOOT = BootstrapSettings(resamples=200, seed=3)
@@ -79,7 +84,29 @@ def test_a_perfect_judge_scores_one_everywhere() -> None:
     assert result.inconsistency is not None and result.inconsistency.value == 0.0
 
 
-def test_kappa_is_against_the_human_majority_and_alpha_adds_the_judge_as_a_rater() -> None:
+def _loo(humans: np.ndarray, rounded: bool) -> list[np.ndarray]:
+    """Each rater's reference: the mean of the other raters (GSB: rounded), by hand."""
+    out = []
+    for i in range(len(humans)):
+        others = np.delete(humans, i, axis=0)
+        with np.errstate(all="ignore"):
+            mean = np.nansum(others, axis=0) / np.sum(~np.isnan(others), axis=0)
+        out.append(np.rint(mean) if rounded else mean)
+    return out
+
+
+def _kappa(a: np.ndarray, b: np.ndarray) -> float:
+    ok = ~np.isnan(a) & ~np.isnan(b)
+    return float(
+        cohen_kappa_score(
+            a[ok].astype(int), b[ok].astype(int), labels=[-1, 0, 1], weights="quadratic"
+        )
+    )
+
+
+def test_kappa_is_leave_one_out_and_alpha_adds_the_judge_as_a_rater() -> None:
+    """Each rater against the other raters' majority, each judge repeat against the same
+    majorities: one judgment and one rater face the same reference."""
     rng = np.random.default_rng(8)
     n = 150
     truth = rng.integers(-1, 2, n)
@@ -87,35 +114,62 @@ def test_kappa_is_against_the_human_majority_and_alpha_adds_the_judge_as_a_rater
         [np.where(rng.random(n) < 0.8, truth, rng.integers(-1, 2, n)) for _ in range(3)]
     ).astype(float)
     humans[0, :10] = np.nan  # a rater who skipped some cases
-    judge = np.where(rng.random(n) < 0.7, truth, rng.integers(-1, 2, n)).astype(float)
+    judge = np.vstack(
+        [np.where(rng.random(n) < 0.7, truth, rng.integers(-1, 2, n)) for _ in range(2)]
+    ).astype(float)
     data = KindData(
         kind="gsb_pair",
         level="ordinal",
         agents=[f"a{i % 5}" for i in range(n)],
         humans=humans,
-        judge=judge[None, :],
-        inconsistent=np.zeros((1, n)),
+        judge=judge,
+        inconsistent=np.zeros((2, n)),
     )
     result = kind_stats(data, FAST)
-    majority = np.rint(np.nanmean(humans, axis=0)).astype(int)
-    expected = cohen_kappa_score(judge.astype(int), majority, weights="quadratic")
-    assert result.agreement.judge.value == pytest.approx(expected)
-    pairwise = []
-    for a, b in [(0, 1), (0, 2), (1, 2)]:
-        ok = ~np.isnan(humans[a]) & ~np.isnan(humans[b])
-        pairwise.append(
-            cohen_kappa_score(
-                humans[a, ok].astype(int), humans[b, ok].astype(int), weights="quadratic"
-            )
-        )
-    assert result.agreement.humans.value == pytest.approx(np.mean(pairwise))
+    refs = _loo(humans, rounded=True)
+    expected_judge = np.mean([_kappa(judge[k], ref) for k in range(2) for ref in refs])
+    expected_humans = np.mean([_kappa(humans[i], refs[i]) for i in range(3)])
+    assert result.agreement.judge.value == pytest.approx(expected_judge)
+    assert result.agreement.humans.value == pytest.approx(expected_humans)
+    assert result.raters == 3
     assert result.alpha.humans.value == pytest.approx(
         krippendorff.alpha(humans, level_of_measurement="ordinal", value_domain=[-1, 0, 1])
     )
-    with_judge = np.vstack([humans, judge])
+    majority = np.rint(np.nanmean(judge, axis=0))
+    with_judge = np.vstack([humans, majority])
     assert result.alpha.judge.value == pytest.approx(
         krippendorff.alpha(with_judge, level_of_measurement="ordinal", value_domain=[-1, 0, 1])
     )
+
+
+def test_a_judge_as_noisy_as_a_rater_scores_as_a_rater_and_three_times_as_noisy_far_below() -> None:
+    """Leave one out is like for like: a judge drawn exactly as a rater is drawn gets the
+    raters' figure (within noise), and the same judge against the mean of *all* raters (a
+    less noisy reference than any rater faces) would have looked better."""
+    rng = np.random.default_rng(22)
+    n, sigma = 600, 0.15
+    truth = rng.uniform(0, 1, n)
+    humans = truth + rng.normal(0, sigma, (3, n))
+    alike = truth + rng.normal(0, sigma, (1, n))
+    noisy = truth + rng.normal(0, 3 * sigma, (1, n))
+    agents = [f"a{i % 4}" for i in range(n)]
+    twin = kind_stats(_data(humans, alike, agents), FAST)
+    assert twin.agreement.judge.value is not None and twin.agreement.humans.value is not None
+    assert twin.agreement.judge.value == pytest.approx(twin.agreement.humans.value, abs=0.03)
+    refs = _loo(humans, rounded=False)
+    expected = np.mean([sps.pearsonr(humans[i], refs[i]).statistic for i in range(3)])
+    assert twin.agreement.humans.value == pytest.approx(expected)
+    against_all = sps.pearsonr(alike[0], humans.mean(axis=0)).statistic
+    assert against_all > twin.agreement.judge.value + 0.01
+    three = kind_stats(_data(humans, noisy, agents), FAST)
+    assert three.agreement.judge.value is not None
+    assert three.agreement.judge.value < twin.agreement.humans.value - 0.3
+
+
+def _data(humans: np.ndarray, judge: np.ndarray, agents: list[str], **extra: object) -> KindData:
+    return KindData(
+        kind="rubric_item", level="interval", agents=agents, humans=humans, judge=judge, **extra
+    )  # type: ignore[arg-type]
 
 
 def test_inconsistency_rate_estimates_the_position_bias() -> None:
@@ -202,3 +256,163 @@ def test_bootstrap_is_seeded_and_resamples_cases() -> None:
     sem = values.std(ddof=1) / math.sqrt(50)
     assert a.low is not None and a.high is not None
     assert a.high - a.low == pytest.approx(2 * 1.96 * sem, rel=0.3)
+
+
+def test_numpy_correlations_equal_the_libraries() -> None:
+    rng = np.random.default_rng(17)
+    for n in (5, 40, 400):
+        x = np.round(rng.normal(size=n), 1)  # ties
+        y = np.round(x + rng.normal(size=n), 1)
+        assert pearson(x, y) == pytest.approx(sps.pearsonr(x, y).statistic)
+        assert spearman(x, y) == pytest.approx(sps.spearmanr(x, y).statistic)
+        assert kendall(x, y) == pytest.approx(sps.kendalltau(x, y).statistic)
+        a = rng.integers(-1, 2, n).astype(float)
+        b = np.where(rng.random(n) < 0.6, a, rng.integers(-1, 2, n)).astype(float)
+        expected = cohen_kappa_score(a, b, labels=[-1, 0, 1], weights="quadratic")
+        assert quadratic_kappa(a, b) == pytest.approx(expected)
+    assert math.isnan(quadratic_kappa(np.zeros(5), np.zeros(5)))
+
+
+def _gsb(orders: list[tuple[int, int]], repeat: int = 1) -> KindData:
+    shown = np.array([orders] * repeat, dtype=float)
+    n = len(orders)
+    verdicts = np.where(shown[..., 0] == shown[..., 1], shown[..., 0], 0)
+    return KindData(
+        kind="gsb_pair",
+        level="ordinal",
+        agents=[f"a{i % 3}" for i in range(n)],
+        humans=np.vstack([verdicts[0]] * 2),
+        judge=verdicts,
+        inconsistent=(shown[..., 0] != shown[..., 1]).astype(float),
+        orders=shown,
+    )
+
+
+def test_position_bias_is_the_first_position_win_rate_with_its_direction() -> None:
+    """(candidate shown first, candidate shown second): the report shown first wins when the
+    candidate is good shown first or bad shown second."""
+    # first wins: good-first in cases 0, 1, 2 and bad-second in 2, 3 -> 5; second wins: the
+    # candidate good shown second in case 0 -> 1; ties do not count: 5 / 6
+    small = kind_stats(_gsb([(1, 1), (1, 0), (1, -1), (0, -1)]), FAST)
+    assert small.position_bias is not None and small.position_bias.value == pytest.approx(5 / 6)
+    # an order-blind judge: every verdict the same in both orders -> exactly 0.5, no direction
+    blind = kind_stats(_gsb([(1, 1), (-1, -1), (0, 0), (1, 1)] * 10), FAST)
+    assert blind.position_bias is not None and blind.position_bias.value == 0.5
+    assert blind.position_direction == "none"
+    first = kind_stats(_gsb([(1, -1), (1, 1), (0, -1), (-1, -1)] * 10), FAST)
+    assert first.position_bias is not None
+    assert first.position_bias.value == pytest.approx(5 / 7)  # first 5 (1+1+1+0+... ) of 7
+    assert first.position_direction == "first"
+    second = kind_stats(_gsb([(-1, 1), (0, 1), (1, 1), (-1, -1)] * 10), FAST)
+    assert second.position_bias is not None
+    assert second.position_bias.value == pytest.approx(2 / 7)
+    assert second.position_direction == "second"
+
+
+def test_length_bias_is_the_judges_slope_on_length_beyond_the_humans() -> None:
+    rng = np.random.default_rng(9)
+    n = 200
+    length = rng.uniform(4, 10, n)  # log2 words
+    truth = np.clip(0.1 * length - 0.3 + rng.normal(0, 0.2, n), 0, 1)  # longer is better
+    humans = np.vstack([truth, truth])
+    agents = [f"a{i % 4}" for i in range(n)]
+    fair = kind_stats(_data(humans, truth[None, :], agents, lengths=length), BOOT)
+    assert fair.length_bias is not None and fair.length_bias.value == pytest.approx(0, abs=1e-9)
+    padded = truth + 0.25 * length  # a quarter of the points more per doubling of length
+    biased = kind_stats(_data(humans, padded[None, :], agents, lengths=length), BOOT)
+    assert biased.length_bias is not None and biased.length_bias.value == pytest.approx(0.25)
+    assert biased.length_bias.low is not None and biased.length_bias.low > 0.2
+    assert biased.length_corr is not None and fair.length_corr is not None
+    # the humans correlate with length too (longer reports are better here): the raw
+    # correlation alone cannot tell a fair judge from a padding-loving one, the slope can
+    assert fair.length_corr.humans.value == pytest.approx(sps.pearsonr(truth, length).statistic)
+    assert fair.length_corr.judge.value == pytest.approx(fair.length_corr.humans.value)
+    assert biased.length_corr.judge.value is not None
+    assert biased.length_corr.judge.value > fair.length_corr.judge.value
+
+
+def test_two_agents_say_why_agent_level_is_na_and_trial_level_is_computed() -> None:
+    """The nightly's two non-empty agents: no correlation over two points (the note says so);
+    the per-trial correlations, over the trials, are the leaderboard-level figure."""
+    rng = np.random.default_rng(6)
+    n = 120
+    trials = [f"t{i // 6}" for i in range(n)]  # 20 trials of 6 items
+    quality = {t: rng.uniform(0, 1) for t in set(trials)}
+    truth = np.clip(np.array([quality[t] for t in trials]) + rng.normal(0, 0.2, n), 0, 1)
+    humans = truth + rng.normal(0, 0.1, (2, n))
+    judge = truth + rng.normal(0, 0.1, (1, n))
+    agents = ["a" if i < 60 else "b" for i in range(n)]
+    result = kind_stats(_data(humans, judge, agents, trials=trials), FAST)
+    assert result.model_pearson.judge.value is None
+    assert result.model_pearson.judge.text() == "n/a (needs >= 3 agents (2 here))"
+    assert result.trial_pearson is not None and result.trial_spearman is not None
+    judge_means = [
+        judge[0, [i for i in range(n) if trials[i] == t]].mean() for t in sorted(set(trials))
+    ]
+    ref = humans[1]  # rater 0's leave-one-out reference: the other rater
+    ref_means = [ref[[i for i in range(n) if trials[i] == t]].mean() for t in sorted(set(trials))]
+    other = humans[0]
+    other_means = [
+        other[[i for i in range(n) if trials[i] == t]].mean() for t in sorted(set(trials))
+    ]
+    expected = np.mean(
+        [
+            sps.pearsonr(judge_means, ref_means).statistic,
+            sps.pearsonr(judge_means, other_means).statistic,
+        ]
+    )
+    assert result.trial_pearson.judge.value == pytest.approx(expected)
+    assert result.trial_pearson.humans.value == pytest.approx(
+        sps.pearsonr(ref_means, other_means).statistic
+    )
+
+
+def test_agreement_per_item_type_and_task() -> None:
+    rng = np.random.default_rng(12)
+    n = 90
+    truth = rng.uniform(0, 1, n)
+    humans = truth + rng.normal(0, 0.1, (3, n))
+    judge = truth + np.where(np.arange(n) < 30, 0.0, rng.normal(0, 0.4, n))[None, :]
+    types = ["accuracy"] * 30 + ["insightfulness"] * 60
+    tasks = ["t1", "t2"] * 45
+    result = kind_stats(
+        _data(humans, judge, [f"a{i % 3}" for i in range(n)], item_types=types, tasks=tasks),
+        FAST,
+    )
+    groups = {(g.by, g.name): g for g in result.groups}
+    assert set(groups) == {
+        ("item_type", "accuracy"),
+        ("item_type", "insightfulness"),
+        ("task", "t1"),
+        ("task", "t2"),
+    }
+    accuracy, insight = groups["item_type", "accuracy"], groups["item_type", "insightfulness"]
+    assert (accuracy.cases, insight.cases) == (30, 60)
+    refs = _loo(humans, rounded=False)
+    cols = np.arange(30)
+    expected = np.mean([sps.pearsonr(judge[0, cols], ref[cols]).statistic for ref in refs])
+    assert accuracy.agreement.judge.value == pytest.approx(expected)
+    assert insight.agreement.judge.value is not None and accuracy.agreement.judge.value is not None
+    assert insight.agreement.judge.value < accuracy.agreement.judge.value - 0.2
+
+
+def test_alpha_equals_the_krippendorff_package() -> None:
+    rng = np.random.default_rng(4)
+    truth = rng.uniform(0, 1, 60)
+    interval = truth + rng.normal(0, 0.2, (3, 60))
+    interval[0, :7] = np.nan
+    interval[1, 50:] = np.nan
+    assert alpha(interval, "interval") == pytest.approx(
+        krippendorff.alpha(reliability_data=interval, level_of_measurement="interval")
+    )
+    verdicts = rng.integers(-1, 2, 60)
+    ordinal = np.vstack(
+        [np.where(rng.random(60) < 0.7, verdicts, rng.integers(-1, 2, 60)) for _ in range(4)]
+    ).astype(float)
+    ordinal[2, :9] = np.nan
+    assert alpha(ordinal, "ordinal") == pytest.approx(
+        krippendorff.alpha(
+            reliability_data=ordinal, level_of_measurement="ordinal", value_domain=[-1, 0, 1]
+        )
+    )
+    assert math.isnan(alpha(np.ones((2, 10)), "interval"))
