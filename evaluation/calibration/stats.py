@@ -631,10 +631,10 @@ def kind_stats(data: KindData, settings: BootstrapSettings) -> KindStats:
         groups += _group_stats("task", data.tasks, loo, settings)
 
     raters = int(np.sum(np.isfinite(humans).any(axis=1)))
-    human_note = f"needs >= 2 raters ({raters} here)" if raters < 2 else None
+    human_note = f"needs >= 2 raters, {raters} here" if raters < 2 else None
 
     def paired(prefix: str, name: str, groups_named: str, count: int) -> Paired:
-        note = f"needs >= {MIN_CASES} {groups_named} ({count} here)" if count < MIN_CASES else None
+        note = f"needs >= {MIN_CASES} {groups_named}, {count} here" if count < MIN_CASES else None
         return Paired(
             judge=_noted(figures[f"{prefix}_judge_{name}"], note),
             humans=_noted(figures[f"{prefix}_humans_{name}"], note or human_note),
@@ -672,7 +672,9 @@ def kind_stats(data: KindData, settings: BootstrapSettings) -> KindStats:
         agreement=Paired(
             judge=figures["agreement"], humans=_noted(figures["inter_rater"], human_note)
         ),
-        alpha=Paired(judge=figures["alpha_judge"], humans=figures["alpha_humans"]),
+        alpha=Paired(
+            judge=figures["alpha_judge"], humans=_noted(figures["alpha_humans"], human_note)
+        ),
         model_pearson=paired("model", "pearson", "agents", agents_with_data),
         model_spearman=paired("model", "spearman", "agents", agents_with_data),
         model_kendall=paired("model", "kendall", "agents", agents_with_data),

@@ -344,7 +344,7 @@ def test_two_agents_say_why_agent_level_is_na_and_trial_level_is_computed() -> N
     agents = ["a" if i < 60 else "b" for i in range(n)]
     result = kind_stats(_data(humans, judge, agents, trials=trials), FAST)
     assert result.model_pearson.judge.value is None
-    assert result.model_pearson.judge.text() == "n/a (needs >= 3 agents (2 here))"
+    assert result.model_pearson.judge.text() == "n/a (needs >= 3 agents, 2 here)"
     assert result.trial_pearson is not None and result.trial_spearman is not None
     judge_means = [
         judge[0, [i for i in range(n) if trials[i] == t]].mean() for t in sorted(set(trials))
