@@ -15,6 +15,9 @@ from a *truth file* (``MockServerConfig.judge_labels_file``, JSON lines ``{case_
   with probability ``bias`` (drawn once per pair, dimension and repeat, so both orders share
   it) the report shown *first* wins by 6 whichever it is: a position-biased pair, inconsistent
   across the two orders. The candidate is told from the baseline by its material tag.
+  With ``length`` (default 0), report A's raw score also gains ``length * 10`` per doubling of
+  its words over report B's, in both orders: a judge that rewards the longer report, for the
+  calibration's length-bias figure to catch.
 
 Every draw is deterministic from ``seed``, the case, the repeat and what is drawn, so a rerun
 answers the same and another repeat answers differently. Parameters default to sigma 0.1,
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -62,12 +66,14 @@ GSB_SPREAD = 10.0
 
 class NoisyParams(BaseModel):
     """``sigma``: noise sd as a share of an item's points (GSB: of 10 raw points); ``bias``:
-    probability a GSB comparison favours the report shown first; ``seed``: of every draw."""
+    probability a GSB comparison favours the report shown first; ``length``: GSB raw points
+    (of 10) toward the longer report per doubling of its length; ``seed``: of every draw."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     sigma: float = Field(default=0.1, ge=0)
     bias: float = Field(default=0.0, ge=0, le=1)
+    length: float = Field(default=0.0, ge=0)
     seed: int = 0
 
 
@@ -158,6 +164,11 @@ def _anchor(payload: Mapping[str, Any]) -> AnchorValue | None:
         text=str(anchor.get("text", anchor["value"])),
         tolerance=float(anchor.get("tolerance", 0.01)),
     )
+
+
+def _doublings(a: str, b: str) -> float:
+    """log2 of ``a``'s words over ``b``'s."""
+    return math.log2(max(1, len(a.split())) / max(1, len(b.split())))
 
 
 class NoisyJudgePolicy:
@@ -265,6 +276,7 @@ class NoisyJudgePolicy:
             )
             # biased: the report shown first (A) wins, whichever it is
             raw = GSB_CENTRE + abs(noise) if biased else sign * (GSB_CENTRE * label + noise)
+            raw += self.params.length * GSB_SPREAD * _doublings(report_a, report_b)
             score_a = float(min(max(raw, -GSB_SPREAD), GSB_SPREAD))
             scores[dimension] = DimensionJudgement(score=round(score_a, 3), reason="noisy")
         return GsbReply(readability=scores["readability"], depth=scores["depth"])

@@ -14,6 +14,11 @@ from benchforge.evaluation.calibration.models import CalibrationReport, JudgeCal
 from benchforge.evaluation.calibration.stats import Figure, KindStats
 
 KIND_TITLES = {"rubric_item": "rubric items", "gsb_pair": "GSB pairs"}
+LENGTH_BIAS_TITLES = {
+    "rubric_item": "length bias: share of points per doubling of the output's length, beyond "
+    "the humans' labels",
+    "gsb_pair": "length bias: verdict steps toward the longer report, beyond the humans' labels",
+}
 
 
 def _money(value: float | None) -> str:
@@ -92,7 +97,7 @@ def figure_rows(stats: KindStats) -> list[tuple[str, str, str]]:
     if stats.length_bias is not None:
         rows.append(
             (
-                "length bias: judge value per doubling of length, beyond the humans' labels",
+                LENGTH_BIAS_TITLES.get(stats.kind, "length bias"),
                 length_text(stats),
                 "",
             )

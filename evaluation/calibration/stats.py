@@ -145,6 +145,16 @@ def length_slope(judge: FloatArray, humans: FloatArray, length: FloatArray) -> f
     return float(coef[2]) if rank == design.shape[1] else math.nan
 
 
+def toward_longer(judge: FloatArray, humans: FloatArray, length: FloatArray) -> float:
+    """Mean of ``(judge - humans) * sign(length)`` over the pairs of unequal length: how many
+    verdict steps the judge moves toward the longer report beyond the humans (NaN with fewer
+    than 3 usable pairs). ``length`` is the candidate's log length ratio over the baseline."""
+    ok = np.isfinite(judge) & np.isfinite(humans) & np.isfinite(length) & (length != 0)
+    if ok.sum() < MIN_CASES:
+        return math.nan
+    return float(np.mean((judge[ok] - humans[ok]) * np.sign(length[ok])))
+
+
 def first_position_rate(first: FloatArray, second: FloatArray) -> float:
     """Share of decisive verdicts won by the report shown first (NaN: none decisive)."""
     total = float(np.sum(first) + np.sum(second))
@@ -340,8 +350,10 @@ class KindStats(BaseModel):
     )
     length_bias: Figure | None = Field(
         default=None,
-        description="coefficient of length in judge ~ humans + length: the judge's value "
-        "per doubling of length beyond what the humans' labels explain (0: no length bias)",
+        description="rubric items: the coefficient of length in judge ~ humans + length, the "
+        "judge's share of points per doubling of the output's length beyond what the humans' "
+        "labels explain; GSB: the judge's verdict steps toward the longer report beyond the "
+        "humans' (mean of (judge - humans) x sign of the length difference). 0: no length bias",
     )
     self_consistency: Figure | None = Field(
         default=None, description="share of cases labelled identically in every repeat"
@@ -616,9 +628,8 @@ def kind_stats(data: KindData, settings: BootstrapSettings) -> KindStats:
         judge_raw, human_raw = _mean(judge, False), _mean(humans, False)
         statistics["length_judge"] = lambda idx: _agree(judge_raw[idx], length[idx], False)
         statistics["length_humans"] = lambda idx: _agree(human_raw[idx], length[idx], False)
-        statistics["length_bias"] = lambda idx: length_slope(
-            judge_raw[idx], human_raw[idx], length[idx]
-        )
+        bias = toward_longer if ordinal else length_slope
+        statistics["length_bias"] = lambda idx: bias(judge_raw[idx], human_raw[idx], length[idx])
     if repeats >= 2:
         statistics["self_consistency"] = lambda idx: nanmean(identical[idx])
         statistics["repeat_std"] = lambda idx: nanmean(spread[idx])

@@ -44,6 +44,7 @@ LOW = "mock-judge-noisy:sigma=0.05,seed=1"
 # noise, N(0, 0.36 x points), is three times a rater's
 THREE_X = "mock-judge-noisy:sigma=0.36,seed=2"
 BIASED = "mock-judge-noisy:sigma=0.05,bias=0.5,seed=3"
+LENGTHY = "mock-judge-noisy:sigma=0.05,length=0.3,seed=4"  # 3 GSB points per doubling
 RATER_SIGMA = 0.12
 
 
@@ -233,6 +234,35 @@ def test_the_report_shows_agreement_per_item_type_and_task_and_length_bias(
     # four agents: agent-level figures; trial-level beside them
     assert rubric.model_pearson.judge.value is not None
     assert rubric.trial_pearson is not None and rubric.trial_pearson.judge.low is not None
+
+
+def test_a_judge_that_rewards_length_shows_its_length_bias(
+    report: CalibrationReport, cases: CaseSet, labels: LabelSet
+) -> None:
+    """Every fixture candidate is longer than the baseline: a judge adding three raw points
+    per doubling of length moves 0.72 verdict steps toward the longer report beyond the
+    humans; the low-noise judge's shift is a tenth of that (its only source: the raters'
+    clipped noise pulls their 'good' labels toward 'same')."""
+    gsb = {c.case_id for c in cases.of_kind("gsb_pair")}
+    only_gsb = LabelSet(labels=[x for x in labels.labels if x.case_id in gsb])
+    with _judges([LENGTHY]) as (judge_for, _):
+        result = calibrate_judge(
+            [LENGTHY],
+            cases,
+            only_gsb,
+            2,
+            GateSettings(),
+            judge_for=judge_for,
+            bootstrap=BootstrapSettings(resamples=50, seed=1),
+        )
+    lengthy, fair = result.judge(LENGTHY).kind("gsb_pair"), report.judge(LOW).kind("gsb_pair")
+    assert lengthy is not None and fair is not None
+    assert lengthy.length_bias is not None and fair.length_bias is not None
+    assert lengthy.length_bias.value == pytest.approx(0.719, abs=0.01)
+    assert lengthy.length_bias.low is not None and lengthy.length_bias.low > 0.5
+    assert fair.length_bias.value is not None and fair.length_bias.value < 0.1
+    assert lengthy.position_direction == "none"  # it follows the length, not the position
+    assert not result.judge(LENGTHY).gate.accepted
 
 
 def test_the_report_renders_with_the_mock_banner_and_round_trips(

@@ -197,6 +197,26 @@ def test_the_inconsistency_rate_of_a_position_biased_judge_is_its_bias() -> None
     assert abs(rate - bias) < 3 * math.sqrt(bias * (1 - bias) / len(flipped))
 
 
+def test_a_length_loving_judge_favours_the_longer_report_in_both_orders() -> None:
+    """``length=0.5``: five raw points toward the longer report per doubling of its words; the
+    report here is about 3.6 times the baseline's words, so a 'same' pair reads 'good' shown
+    either way (consistent: the bias follows the length, not the position)."""
+    judge = _judge("sigma=0,length=0.5,seed=1", _gsb_records(3, "same"))
+    doublings = math.log2(len(REPORT.split()) / len(BASELINE.split()))
+    for i in range(3):
+        verdicts = judge_pair(
+            judge.with_headers({"x-benchforge-case": f"p{i}"}),
+            REPORT,
+            BASELINE,
+            baseline_id="b",
+            question="q",
+        )
+        for v in verdicts:
+            assert (v.verdict, v.consistent) == ("good", True)
+            assert v.raw_first == pytest.approx(5 * doublings, abs=0.01)
+            assert v.raw_second == pytest.approx(5 * doublings, abs=0.01)
+
+
 def test_refusals_name_the_problem(tmp_path: Any) -> None:
     records = _gsb_records(1, "good")
     policy = NoisyJudgePolicy("sigma=0.1", TruthIndex(records))
@@ -219,7 +239,12 @@ def test_refusals_name_the_problem(tmp_path: Any) -> None:
         parse_params("sigma")
     with pytest.raises(PolicyError, match="bad parameters"):
         parse_params("sigma=0.1,colour=red")
-    assert parse_params("bias=0.2, seed=3").model_dump() == {"sigma": 0.1, "bias": 0.2, "seed": 3}
+    assert parse_params("bias=0.2, seed=3").model_dump() == {
+        "sigma": 0.1,
+        "bias": 0.2,
+        "length": 0.0,
+        "seed": 3,
+    }
     # the module function reads a truth file; without one it says where it comes from
     truth = write_truth(
         [TruthRecord(case_id="c", label=1, kind="rubric_item", points=2.0, item_id="i1")],

@@ -416,3 +416,21 @@ def test_alpha_equals_the_krippendorff_package() -> None:
         )
     )
     assert math.isnan(alpha(np.ones((2, 10)), "interval"))
+
+
+def test_gsb_length_bias_is_the_verdict_shift_toward_the_longer_report() -> None:
+    """GSB: mean of (judge - humans) x sign(length difference). Cases 0-2: the candidate is
+    longer, the judge one step kinder than the humans on two of them; case 3: shorter, the
+    judge one step harsher; case 4: as long, left out -> (1 + 1 + 0 + 1) / 4."""
+    humans = np.array([[0, -1, 1, 0, 1], [0, -1, 1, 0, 1]], dtype=float)
+    judge = np.array([[1, 0, 1, -1, -1]], dtype=float)
+    data = KindData(
+        kind="gsb_pair",
+        level="ordinal",
+        agents=["a", "b", "c", "a", "b"],
+        humans=humans,
+        judge=judge,
+        lengths=np.array([1.0, 2.0, 0.5, -1.0, 0.0]),
+    )
+    result = kind_stats(data, FAST)
+    assert result.length_bias is not None and result.length_bias.value == pytest.approx(0.75)
