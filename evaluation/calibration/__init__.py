@@ -4,7 +4,8 @@
 - :mod:`.labels`: human labels (CSV / JSON lines, checked before any judge call) and the truth
   file the mock's noisy judges answer from;
 - :mod:`.sheets`: a stratified sample of cases and the labelling sheet / page for raters;
-- :mod:`.stats`: agreement figures (scipy, scikit-learn, krippendorff) with bootstrap intervals;
+- :mod:`.stats`: agreement figures (leave one out, per item type and task, position and length
+  bias) with bootstrap intervals;
 - :mod:`.runner`: ``calibrate_judge`` runs judge models on the labelled cases, repeatedly;
 - :mod:`.gate`: the promotion gate; :mod:`.render`: markdown / HTML; :mod:`.store`: where
   reports and fingerprint markers live (``calibration_needed``).
@@ -34,6 +35,7 @@ _EXPORTS = {
     "write_labelling": "sheets",
     "BootstrapSettings": "stats",
     "Figure": "stats",
+    "GroupStats": "stats",
     "KindStats": "stats",
     "GateDecision": "gate",
     "GateSettings": "gate",
