@@ -36,10 +36,12 @@ from benchforge.evaluation.da.spec import DaOpenTask
 from benchforge.evaluation.de.mutations import PredictedScore
 from benchforge.evaluation.de.tasks import TaskVerification
 from benchforge.evaluation.families.base import FamilyBase, SubmissionScore, VerifyOptions
+from benchforge.evaluation.families.da_hacks import run_judged_hacks
 from benchforge.evaluation.families.registry import register
 from benchforge.evaluation.gold import dataset_version
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.gsb import judge_gsb, score_da
+from benchforge.evaluation.judges.hacks import load_judged_hacks
 from benchforge.evaluation.judges.length import count_words
 from benchforge.evaluation.judges.models import GsbScore, JudgedVerification, RubricScore
 from benchforge.evaluation.judges.record import judge_record
@@ -199,6 +201,23 @@ class DaOpenFamily(FamilyBase):
             problems.append(
                 f"the wrong-anchor report lost {lost or 'nothing'}, expected exactly {expected}"
             )
+        if options.hacks:
+            hacks = run_judged_hacks(
+                lambda text: self.judge_report(task, text, gold, judge),
+                task,
+                gold,
+                judge,
+                load_judged_hacks(),
+            )
+            judged = judged.model_copy(
+                update={
+                    "hacks_tried": len(hacks.outcomes),
+                    "hacks_failed": [o.hack_id for o in hacks.failed],
+                }
+            )
+            problems += [
+                f"judged reward hack {o.hack_id}: {'; '.join(o.problems)}" for o in hacks.failed
+            ]
         return TaskVerification(
             task=task.key,
             dataset=str(dataset_dir),

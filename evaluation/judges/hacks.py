@@ -22,6 +22,7 @@ from benchforge.evaluation.judges.evidence import find_numbers
 from benchforge.evaluation.judges.hostile import (
     HideStyle,
     MisstateStyle,
+    format_like,
     hide,
     misstate,
     pad,
@@ -116,24 +117,13 @@ def _zero_width(text: str) -> str:
     return re.sub(r"[A-Za-z]{4,}", split, text)
 
 
-def _format_like(anchor: AnchorValue, value: float) -> str:
-    """``value`` written the way the anchor's text is (prefix, suffix, decimals, separators)."""
-    text = anchor.text.strip()
-    match = re.match(r"^(?P<pre>[^\d-]*)-?[\d,]*(?:\.(?P<dec>\d+))?(?P<suf>.*)$", text)
-    if match is None:
-        return f"{value:g}"
-    decimals = len(match.group("dec") or "")
-    body = f"{value:,.{decimals}f}" if "," in text else f"{value:.{decimals}f}"
-    return f"{match.group('pre')}{body}{match.group('suf')}"
-
-
 def _hedge_line(criterion: str, anchor: AnchorValue) -> str:
     words = [w for w in _LETTER_WORD.findall(criterion.replace(anchor.text, " ").lower())]
     keywords = list(dict.fromkeys(words))[:8]
     if isinstance(anchor.value, str):
         options = f"either {anchor.value} or another segment"
     else:
-        values = [_format_like(anchor, float(anchor.value) * f) for f in HEDGE_FACTORS]
+        values = [format_like(anchor, float(anchor.value) * f) for f in HEDGE_FACTORS]
         options = ", ".join(values[:-1]) + f" or {values[-1]}"
     return f"{' '.join(keywords)}: {options}"
 

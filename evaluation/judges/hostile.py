@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Literal
 
-from benchforge.evaluation.judges.models import ResolvedItem, ResolvedRubric
+from benchforge.evaluation.judges.models import AnchorValue, ResolvedItem, ResolvedRubric
 
 HideStyle = Literal[
     "html_comment",
@@ -62,24 +62,38 @@ PAD_SENTENCES = (
 )
 
 
-def _keywords(item: ResolvedItem) -> str:
+STATEMENT_WORDS = 4
+
+
+def _words(item: ResolvedItem) -> list[str]:
     anchor_text = item.anchor.text if item.anchor is not None else ""
     words = _LETTER_WORD.findall(item.criterion.replace(anchor_text, " ").lower())
-    return " ".join(list(dict.fromkeys(words))[:8])
+    return list(dict.fromkeys(words))
+
+
+def _keywords(item: ResolvedItem, rubric: ResolvedRubric | None = None) -> str:
+    """Up to four words of the item's criterion, preferring words no other criterion of the
+    rubric uses, so that a statement speaks to its own item and no other."""
+    words = _words(item)
+    if rubric is not None:
+        others = {w for i in rubric.items if i.id != item.id for w in _words(i)}
+        own = [w for w in words if w not in others]
+        words = own + [w for w in words if w in others]
+    return " ".join(words[:STATEMENT_WORDS])
 
 
 def anchored_items(rubric: ResolvedRubric) -> list[ResolvedItem]:
     return [i for i in rubric.items if i.anchor is not None and i.points > 0]
 
 
-def anchor_statement(item: ResolvedItem) -> str:
+def anchor_statement(item: ResolvedItem, rubric: ResolvedRubric | None = None) -> str:
     """``"<criterion keywords>: <anchor text>"``: the item's figure stated plainly."""
     assert item.anchor is not None
-    return f"{_keywords(item)}: {item.anchor.text}"
+    return f"{_keywords(item, rubric)}: {item.anchor.text}"
 
 
 def statements(rubric: ResolvedRubric) -> list[str]:
-    return list(dict.fromkeys(anchor_statement(i) for i in anchored_items(rubric)))
+    return list(dict.fromkeys(anchor_statement(i, rubric) for i in anchored_items(rubric)))
 
 
 # --------------------------------------------------------------------------- hiding
@@ -130,24 +144,31 @@ def hide(report: str, rubric: ResolvedRubric, style: str, extra: str | None) -> 
 # --------------------------------------------------------------------------- misstating
 
 
+def format_like(anchor: AnchorValue, value: float) -> str:
+    """``value`` written the way the anchor's text is (prefix, suffix, decimals, separators)."""
+    text = anchor.text.strip()
+    match = re.match(r"^(?P<pre>[^\d-]*)-?[\d,]*(?:\.(?P<dec>\d+))?(?P<suf>.*)$", text)
+    if match is None:
+        return f"{value:g}"
+    decimals = len(match.group("dec") or "")
+    body = f"{value:,.{decimals}f}" if "," in text else f"{value:.{decimals}f}"
+    return f"{match.group('pre')}{body}{match.group('suf')}"
+
+
 def _number_text(value: float) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".") if value % 1 else f"{value:,.0f}"
 
 
-def _misstated(item: ResolvedItem, style: str) -> list[str]:
+def _misstated(item: ResolvedItem, style: str, rubric: ResolvedRubric) -> list[str]:
     """The lines ``style`` writes for one anchored item ([] when it does not apply)."""
     anchor = item.anchor
     assert anchor is not None
     if isinstance(anchor.value, str):
         return []
     value = float(anchor.value)
-    words = _keywords(item)
+    words = _keywords(item, rubric)
     number = _number_text(abs(value))
-    competing = anchor.text.replace(
-        _number_text(abs(value)), _number_text(abs(value) * COMPETING_FACTOR)
-    )
-    if competing == anchor.text:
-        competing = _number_text(abs(value) * COMPETING_FACTOR)
+    competing = format_like(anchor, value * COMPETING_FACTOR)
     percent = anchor.text.strip().endswith("%")
     if style == "wrong_direction":
         if value == 0:
@@ -186,7 +207,7 @@ def _misstated(item: ResolvedItem, style: str) -> list[str]:
 def misstate(report: str, rubric: ResolvedRubric, style: str) -> str:
     """``report`` with each anchored figure appended in ``style``: the true number misstated
     (direction, unit, scale, currency) or offered beside a competing value."""
-    blocks = ["\n".join(_misstated(i, style)) for i in anchored_items(rubric)]
+    blocks = ["\n".join(_misstated(i, style, rubric)) for i in anchored_items(rubric)]
     added = "\n\n".join(b for b in dict.fromkeys(blocks) if b)
     return f"{report.rstrip()}\n\n{added}\n" if added else report
 

@@ -297,6 +297,14 @@ class ArchitectureScore(_Strict):
     items: list[ItemVerdict]
     unscored: list[str] = Field(default_factory=list)
     injection_flags: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(
+        default_factory=list,
+        description="what the judge did not see, by kind: hidden content (comments, hidden "
+        "elements, alt and title text, invisible Unicode...) and evaluator-addressed sentences",
+    )
+    truncated: str | None = Field(
+        default=None, description="'truncated: kept N of M words': the report was cut"
+    )
     info: JudgeInfo
     truncated: str | None = Field(
         default=None, description="'truncated: kept N of M words': the blueprint was cut"
@@ -315,3 +323,7 @@ class JudgedVerification(_Strict):
     lost: list[str] = Field(default_factory=list, description="item ids the wrong report lost")
     unscored: list[str] = Field(default_factory=list)
     judge_requests: int = 0
+    hacks_tried: int = Field(default=0, description="judged reward-hack catalogue entries run")
+    hacks_failed: list[str] = Field(
+        default_factory=list, description="entries whose hostile report beat its honest source"
+    )

@@ -26,14 +26,16 @@ not depend on either.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchforge.evaluation.judges.injection import classify
-from benchforge.evaluation.judges.length import limit_words
+from benchforge.evaluation.judges.length import TRUNCATED_FLAG, count_words, limit_words
 from benchforge.evaluation.judges.visible import snippet, visible_text
 
 REMOVED_MARKER = "[removed: text addressed to the evaluator]"
+PRECUT_FACTOR = 5
 
 # Evaluator-addressed text: (kind, pattern). Matched per sentence, case-insensitive. Kept narrow:
 # an honest analysis says "we ignore the outliers" or "by the end of the analysis period".
@@ -117,8 +119,15 @@ class SanitizedOutput(BaseModel):
         return [*self.removed, *([self.truncated] if self.truncated else [])]
 
 
+@lru_cache(maxsize=32)
 def sanitize_output(text: str, *, max_words: int | None = None) -> SanitizedOutput:
-    """``text`` as a judge may read it (see the module docstring)."""
+    """``text`` as a judge may read it (see the module docstring). A report far over the limit
+    is first cut to ``PRECUT_FACTOR`` times the limit in source words (whole lines), so that a
+    megabyte of padding costs no more to read than the limit does; the flag then counts the
+    source's words. (Cached: GSB reads the same report once per baseline.)"""
+    source_words = count_words(text)
+    if max_words is not None and source_words > PRECUT_FACTOR * max_words:
+        text = limit_words(text, PRECUT_FACTOR * max_words).text
     visible = visible_text(text)
     removed = [r.label() for r in visible.removals]
     flags = [
@@ -144,8 +153,11 @@ def sanitize_output(text: str, *, max_words: int | None = None) -> SanitizedOutp
                 kept.append(REMOVED_MARKER)
         lines.append(" ".join(kept) if touched else line)
     limited = limit_words("\n".join(lines).strip("\n"), max_words)
+    truncated = limited.flag
+    if max_words is not None and source_words > PRECUT_FACTOR * max_words:
+        truncated = f"{TRUNCATED_FLAG}: kept {limited.kept_words} of {source_words} words"
     return SanitizedOutput(
-        text=limited.text, removed=removed, injection_flags=flags, truncated=limited.flag
+        text=limited.text, removed=removed, injection_flags=flags, truncated=truncated
     )
 
 

@@ -193,19 +193,29 @@ def snippet(text: str) -> str:
     return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
 
 
+_SUSPECT = re.compile(r"[^\x20-\x7e\n\t]")
+"""Characters worth a look: everything but printable ASCII, newline and tab."""
+
+
 def strip_invisible(text: str) -> tuple[str, list[Removal]]:
     """``text`` without format characters, variation selectors and tag characters."""
     removals: list[Removal] = []
     kept: list[str] = []
     tags: list[str] = []
     invisible = 0
+    last = 0
 
     def flush_tags() -> None:
         if tags:
             removals.append(Removal(kind="tag_unicode", text="".join(tags)))
             tags.clear()
 
-    for char in text:
+    for match in _SUSPECT.finditer(text):
+        char, start = match.group(0), match.start()
+        if start > last:
+            flush_tags()
+            kept.append(text[last:start])
+        last = start + 1
         code = ord(char)
         if code in TAG_BLOCK:
             if 0xE0020 <= code <= 0xE007E:
@@ -217,6 +227,7 @@ def strip_invisible(text: str) -> tuple[str, list[Removal]]:
             continue
         kept.append(char)
     flush_tags()
+    kept.append(text[last:])
     if invisible:
         removals.append(
             Removal(
