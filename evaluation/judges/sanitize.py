@@ -36,6 +36,7 @@ from benchforge.evaluation.judges.visible import snippet, visible_text
 
 REMOVED_MARKER = "[removed: text addressed to the evaluator]"
 PRECUT_FACTOR = 5
+PRECUT_MIN_WORDS = 20_000
 
 # Evaluator-addressed text: (kind, pattern). Matched per sentence, case-insensitive. Kept narrow:
 # an honest analysis says "we ignore the outliers" or "by the end of the analysis period".
@@ -122,12 +123,14 @@ class SanitizedOutput(BaseModel):
 @lru_cache(maxsize=32)
 def sanitize_output(text: str, *, max_words: int | None = None) -> SanitizedOutput:
     """``text`` as a judge may read it (see the module docstring). A report far over the limit
-    is first cut to ``PRECUT_FACTOR`` times the limit in source words (whole lines), so that a
-    megabyte of padding costs no more to read than the limit does; the flag then counts the
-    source's words. (Cached: GSB reads the same report once per baseline.)"""
+    is first cut to ``PRECUT_FACTOR`` times the limit in source words (at least
+    ``PRECUT_MIN_WORDS``; whole lines), so that a megabyte of padding costs little more to read
+    than the limit does; the flag then counts the source's words. (Cached: GSB reads the same
+    report once per baseline.)"""
     source_words = count_words(text)
-    if max_words is not None and source_words > PRECUT_FACTOR * max_words:
-        text = limit_words(text, PRECUT_FACTOR * max_words).text
+    precut = None if max_words is None else max(PRECUT_FACTOR * max_words, PRECUT_MIN_WORDS)
+    if precut is not None and source_words > precut:
+        text = limit_words(text, precut).text
     visible = visible_text(text)
     removed = [r.label() for r in visible.removals]
     flags = [
@@ -154,7 +157,7 @@ def sanitize_output(text: str, *, max_words: int | None = None) -> SanitizedOutp
         lines.append(" ".join(kept) if touched else line)
     limited = limit_words("\n".join(lines).strip("\n"), max_words)
     truncated = limited.flag
-    if max_words is not None and source_words > PRECUT_FACTOR * max_words:
+    if precut is not None and source_words > precut:
         truncated = f"{TRUNCATED_FLAG}: kept {limited.kept_words} of {source_words} words"
     return SanitizedOutput(
         text=limited.text, removed=removed, injection_flags=flags, truncated=truncated
