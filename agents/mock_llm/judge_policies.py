@@ -167,6 +167,8 @@ def _anchor(item: dict[str, Any]) -> AnchorValue | None:
         value=data["value"],
         text=str(data.get("text", data["value"])),
         tolerance=float(data.get("tolerance", 0.01)),
+        unit=data.get("unit"),
+        kind=data.get("kind"),
     )
 
 

@@ -163,6 +163,8 @@ def _anchor(payload: Mapping[str, Any]) -> AnchorValue | None:
         value=anchor["value"],
         text=str(anchor.get("text", anchor["value"])),
         tolerance=float(anchor.get("tolerance", 0.01)),
+        unit=anchor.get("unit"),
+        kind=anchor.get("kind"),
     )
 
 

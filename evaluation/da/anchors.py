@@ -22,7 +22,7 @@ import duckdb
 
 from benchforge.evaluation.da.errors import spec_error, task_file
 from benchforge.evaluation.da.spec import AnchorSpec, DaOpenTask
-from benchforge.evaluation.judges.evidence import states_anchor
+from benchforge.evaluation.judges.evidence import find_numbers, states_anchor
 from benchforge.evaluation.judges.models import AnchorValue
 from benchforge.evaluation.tasks.loader import TASK_FILE
 from benchforge.evaluation.tasks.models import LoadedTask
@@ -74,16 +74,39 @@ def _evaluate(
             file, field, f"format {anchor.format!r} does not apply to {value!r}: {err}"
         ) from None
     number = value if isinstance(value, str) else float(value)
-    result = AnchorValue(name=name, value=number, text=text, tolerance=anchor.tolerance)
+    if isinstance(number, str) != (anchor.unit == "text"):
+        got = f"text {number!r}" if isinstance(number, str) else f"the number {number!r}"
+        raise spec_error(file, f"{field}.unit", f"unit {anchor.unit!r} but the SQL returned {got}")
+    result = AnchorValue(
+        name=name,
+        value=number,
+        text=text,
+        tolerance=anchor.tolerance,
+        unit=anchor.unit,
+        kind=anchor.kind,
+    )
     if not isinstance(number, str) and not states_anchor(text, result):
         # A report quoting the rubric's own text would then be marked wrong.
-        raise spec_error(
-            file,
-            field,
-            f"format {anchor.format!r} writes {number!r} as {text!r}, off by more than the "
-            f"tolerance {anchor.tolerance:g}: show more digits or raise the tolerance",
-        )
+        raise spec_error(file, field, _unstated(anchor, number, text))
     return result
+
+
+def _unstated(anchor: AnchorSpec, number: float, text: str) -> str:
+    """Why the anchor's own text does not state it: its digits, or its unit and kind."""
+    digits_ok = any(
+        math.isclose(abs(m.value), abs(number), rel_tol=anchor.tolerance, abs_tol=1e-9)
+        for m in find_numbers(text)
+    )
+    if digits_ok:
+        return (
+            f"format {anchor.format!r} writes {number!r} as {text!r}, which does not read as "
+            f"unit {anchor.unit!r}, kind {anchor.kind!r}: make the format show the unit (a "
+            "percent needs '%', a currency its own symbol or none) or fix unit and kind"
+        )
+    return (
+        f"format {anchor.format!r} writes {number!r} as {text!r}, off by more than the "
+        f"tolerance {anchor.tolerance:g}: show more digits or raise the tolerance"
+    )
 
 
 def _value(raw: Any) -> int | float | str:

@@ -18,14 +18,19 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from benchforge.evaluation.judges.length import DEFAULT_MAX_REPORT_WORDS
-from benchforge.evaluation.judges.models import HierarchicalRubric
+from benchforge.evaluation.judges.models import AnchorKind, AnchorUnit, HierarchicalRubric
 from benchforge.evaluation.tasks.models import TaskSpecBase
 
 DaCategory = Literal["descriptive", "diagnostic", "strategic", "pattern_recognition", "profiling"]
 
 
 class AnchorSpec(BaseModel):
-    """A value the rubric cites, computed by code: ``sql`` returns one row, one column."""
+    """A value the rubric cites, computed by code: ``sql`` returns one row, one column.
+
+    ``unit`` and ``kind`` are required: they decide which written numbers state the anchor
+    (``judges.anchor_rule``: "0.418 percent" is not 41.8%, "€18,256,544" is not USD, "declined
+    by 41.8%" is not a rise of 41.8%), and a default guessed from ``format`` would silently
+    read a change as a level."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -35,10 +40,27 @@ class AnchorSpec(BaseModel):
         description="Python format for the value as the rubric and reports show it, "
         "e.g. '{:.1f}%' or '{:,.0f}'",
     )
+    unit: AnchorUnit = Field(
+        description="what the value measures: usd, eur, gbp, cny, percent, percentage_points, "
+        "multiple, count, days, hours, number or text"
+    )
+    kind: AnchorKind = Field(
+        description="level (sign as written), change (signed: direction words count), gap "
+        "(unsigned difference) or text"
+    )
     tolerance: float = Field(
         default=0.01, ge=0, lt=1, description="relative: a stated value within it is correct"
     )
     description: str = ""
+
+    @model_validator(mode="after")
+    def _text_goes_with_text(self) -> AnchorSpec:
+        if (self.unit == "text") != (self.kind == "text"):
+            raise ValueError(
+                f"unit {self.unit!r} and kind {self.kind!r}: a text anchor has both unit and "
+                "kind 'text', a numeric anchor neither"
+            )
+        return self
 
 
 class DaOpenTask(TaskSpecBase):

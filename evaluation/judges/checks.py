@@ -118,11 +118,15 @@ def checked_verdict(
     path_id: str | None = None,
     type: ItemType | None = None,
     dimension: str | None = None,
+    other_anchors: Iterable[AnchorValue] = (),
 ) -> ItemVerdict:
     """The judge's ``award`` after the code checks (see ``evidence``): an award that fails any
     of them earns 0 and names the check in ``flags``. A penalty (negative points) is applied
-    only with evidence found in the output; it has no anchor check."""
-    code_found = anchor_in_output(output, anchor) if anchor is not None else None
+    only with evidence found in the output; it has no anchor check. ``other_anchors``: the
+    rubric's anchors (``ResolvedRubric.anchors``), known quantities that never compete with
+    ``anchor`` (without them, another anchor's value may read as a competing value)."""
+    others = [a for a in other_anchors if anchor is None or a.name != anchor.name]
+    code_found = anchor_in_output(output, anchor, others=others) if anchor is not None else None
     quotes = [q for q in award.evidence if q.strip()]
     flags: list[str] = []
     evidence_ok: bool | None = None
@@ -134,11 +138,11 @@ def checked_verdict(
         if problem is not None:
             flags.append(problem)
         elif anchor is not None and points > 0:
-            stating = next((q for q in quotes if states_anchor(q, anchor)), None)
+            stating = next((q for q in quotes if states_anchor(q, anchor, context=output)), None)
             if stating is None:
                 anchor_ok = False
                 flags.append("anchor_missing")
-            elif is_hedge(stating, anchor, context=output):
+            elif is_hedge(stating, anchor, context=output, others=others):
                 anchor_ok = False
                 flags.append("hedge")
             else:

@@ -146,13 +146,95 @@ def content_hash(payload: object) -> str:
 # --------------------------------------------------------------------------- resolved rubric
 
 
+AnchorUnit = Literal[
+    "usd",
+    "eur",
+    "gbp",
+    "cny",
+    "percent",
+    "percentage_points",
+    "multiple",
+    "count",
+    "days",
+    "hours",
+    "number",
+    "text",
+]
+"""What an anchor measures, as a report must write it (``evidence.states_anchor``): a currency
+(``usd``...: a different currency or a percent/multiple mark does not state it), ``percent``
+(needs a percent mark: ``%``, "percent", "per cent", "pct"), ``percentage_points`` (a gap
+between two percents: bare, "pp" or "points"), ``multiple`` (a ratio such as ROAS: bare,
+``x``, "times", or an amount per dollar), ``count`` / ``number`` (bare, any noun after it),
+``days`` / ``hours`` (bare or with that unit), ``text`` (a name)."""
+
+AnchorKind = Literal["level", "change", "gap", "text"]
+"""How a number states the anchor: ``level`` (a value, its sign as written; a number written
+as a change, "fell 4.2%", is not a level), ``change`` (a signed change: "fell/declined by 4.2%"
+states -4.2, "rose/grew by 4.2%" +4.2), ``gap`` (an unsigned difference: "0.41 lower" and
+"0.41 higher" both state 0.41), ``text`` (a text anchor)."""
+
+
+def unit_from_text(text: str) -> AnchorUnit:
+    """The unit an anchor's written form shows (``'12.4%'``: percent, ``'$1,204'``: usd,
+    ``'1.23x'``: multiple, ``'4.5 days'``: days; a bare number: number). Only a default for
+    anchors built without one (tests, mock judges): task specs declare theirs."""
+    t = text.strip().lower()
+    if t.endswith("%"):
+        return "percent"
+    if t.startswith(("$", "us$", "usd")) or t.endswith("usd"):
+        return "usd"
+    if t.startswith(("€", "eur")) or t.endswith("eur"):
+        return "eur"
+    if t.startswith(("£", "gbp")) or t.endswith("gbp"):
+        return "gbp"
+    if t.startswith(("¥", "cny", "rmb")) or t.endswith(("cny", "rmb", "yuan")):
+        return "cny"
+    if t.endswith(("x", "\u00d7")):
+        return "multiple"
+    if t.endswith(("days", "day")):
+        return "days"
+    if t.endswith(("hours", "hour", "hrs")):
+        return "hours"
+    if t.endswith(("pp", "points", "pts")):
+        return "percentage_points"
+    return "number"
+
+
 class AnchorValue(_Strict):
-    """An anchor evaluated on one dataset: the number (or text) and how it is written."""
+    """An anchor evaluated on one dataset: the number (or text), how it is written, its unit
+    and kind (from the task spec; derived from ``text`` and ``value`` when not given: a text
+    value is unit and kind ``text``, a number is a ``level`` in ``unit_from_text``)."""
 
     name: str
     value: float | str
     text: str = Field(description="as substituted into the criterion, e.g. '12.4%' or '1,204'")
     tolerance: float = Field(default=0.01, ge=0, lt=1, description="relative")
+    unit: AnchorUnit = "number"
+    kind: AnchorKind = "level"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_unit_and_kind(cls, data: object) -> object:
+        if not isinstance(data, dict) or "value" not in data:
+            return data
+        data = dict(data)
+        is_text = isinstance(data["value"], str)
+        if data.get("unit") is None:
+            data["unit"] = "text" if is_text else unit_from_text(str(data.get("text", "")))
+        if data.get("kind") is None:
+            data["kind"] = "text" if is_text else "level"
+        return data
+
+    @model_validator(mode="after")
+    def _text_goes_with_text(self) -> AnchorValue:
+        if isinstance(self.value, str) != (self.unit == "text") or (self.unit == "text") != (
+            self.kind == "text"
+        ):
+            raise ValueError(
+                f"anchor {self.name}: a text value has unit and kind 'text', a number neither "
+                f"(value {self.value!r}, unit {self.unit}, kind {self.kind})"
+            )
+        return self
 
 
 class ResolvedItem(_Strict):

@@ -208,6 +208,8 @@ def item_payload(item: ResolvedItem) -> dict[str, Any]:
             "text": item.anchor.text,
             "value": item.anchor.value,
             "tolerance": item.anchor.tolerance,
+            "unit": item.anchor.unit,
+            "kind": item.anchor.kind,
         }
     return {
         "id": item.id,

@@ -202,6 +202,9 @@ def test_an_unknown_placeholder_in_a_template_names_the_file(
     assert "x/r.md" in str(err.value) and "{{nope}}" in str(err.value)
 
 
+LEVEL_COUNT = {"unit": "count", "kind": "level"}
+
+
 @pytest.mark.parametrize(
     ("sql", "fmt", "problem"),
     [
@@ -212,13 +215,19 @@ def test_an_unknown_placeholder_in_a_template_names_the_file(
         ("select null::double from fct_opportunities limit 1", "{:.1f}", "NULL"),
         ("select 'AMER' from fct_opportunities limit 1", "{:.1f}%", "does not apply"),
         ("select 12.46", "{:.0f}%", "off by more than the tolerance 0.01"),
+        ("select 12.46", "{:.2f}", "does not read as unit 'percent', kind 'level'"),
     ],
 )
 def test_a_broken_anchor_names_file_and_field_before_any_judge_call(
     da_data: DaData, tmp_path: Path, sql: str, fmt: str, problem: str
 ) -> None:
     def edit(data: dict[str, Any]) -> None:
-        data["anchors"]["q4_share"] = {"sql": sql, "format": fmt}
+        data["anchors"]["q4_share"] = {
+            "sql": sql,
+            "format": fmt,
+            "unit": "percent",
+            "kind": "level",
+        }
 
     folder = copy_task(tmp_path, TASK, edit)
     task = load_task(folder)
@@ -234,6 +243,22 @@ def test_a_broken_anchor_names_file_and_field_before_any_judge_call(
     db = analysis_db(task, da_data.datasets[7], da_data.work) / ANALYSIS_DB
     with pytest.raises(TaskSpecError, match=r"anchors\.q4_share"):
         evaluate_anchors(task, db)
+
+
+def test_an_anchor_without_unit_and_kind_is_a_load_error(tmp_path: Path) -> None:
+    def edit(data: dict[str, Any]) -> None:
+        data["anchors"]["q4_share"].pop("unit")
+        data["anchors"]["q4_share"]["kind"] = "delta"
+        data["anchors"]["growth_pct"]["kind"] = "text"
+
+    folder = copy_task(tmp_path, TASK, edit)
+    with pytest.raises(TaskSpecError) as err:
+        load_task(folder)
+    problems = dict(err.value.problems)
+    assert err.value.file == folder / "task.yaml"
+    assert problems["anchors.q4_share.unit"] == "Field required"
+    assert "'level', 'change', 'gap' or 'text'" in problems["anchors.q4_share.kind"]
+    assert "a text anchor has both unit and kind 'text'" in problems["anchors.growth_pct"]
 
 
 def test_a_rubric_citing_an_undefined_anchor_is_a_load_error(tmp_path: Path) -> None:
@@ -272,8 +297,8 @@ def test_points_that_do_not_add_up_are_a_load_error(tmp_path: Path) -> None:
 
 def test_authoring_problems_found_at_load(tmp_path: Path) -> None:
     def edit(data: dict[str, Any]) -> None:
-        data["anchors"]["unused"] = {"sql": "select 1", "format": "{:d}"}
-        data["anchors"]["bad_format"] = {"sql": "select 1", "format": "{:.1f}{}"}
+        data["anchors"]["unused"] = {"sql": "select 1", "format": "{:d}", **LEVEL_COUNT}
+        data["anchors"]["bad_format"] = {"sql": "select 1", "format": "{:.1f}{}", **LEVEL_COUNT}
         data["baselines"].append("baselines/missing.md")
 
     folder = copy_task(tmp_path, TASK, edit)

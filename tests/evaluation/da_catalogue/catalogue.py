@@ -65,5 +65,12 @@ def dummy_anchors(spec: DaOpenTask) -> dict[str, AnchorValue]:
             raw = 1.17 + 0.83 * i
         text = fmt.format(raw)
         (value,) = extract_numbers(text)
-        out[name] = AnchorValue(name=name, value=value, text=text, tolerance=anchor.tolerance)
+        out[name] = AnchorValue(
+            name=name,
+            value=value,
+            text=text,
+            tolerance=anchor.tolerance,
+            unit=anchor.unit,
+            kind=anchor.kind,
+        )
     return out

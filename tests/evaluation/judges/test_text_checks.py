@@ -80,9 +80,7 @@ def test_hidden_content_is_removed_and_only_instructions_are_flagged() -> None:
     # The raw HTML block opened by <p hidden> runs to the next blank line (CommonMark), so the
     # comment link inside it is shown as text by a renderer: visible, and removed as evaluator-
     # addressed text.
-    assert out.text == (
-        f"Intro line.\n\nVisible.\n\n{REMOVED_MARKER}\nZerowidth and bidi marks."
-    )
+    assert out.text == (f"Intro line.\n\nVisible.\n\n{REMOVED_MARKER}\nZerowidth and bidi marks.")
     assert [f.split(":")[0] for f in out.injection_flags] == [
         "html_comment",
         "hidden_html",
@@ -136,11 +134,11 @@ def test_copying_eight_rubric_words_is_caught() -> None:
 # --------------------------------------------------------------------------- anchors and hedges
 
 
-def test_anchor_within_tolerance_percent_or_fraction() -> None:
+def test_anchor_within_tolerance_in_percent_units() -> None:
     assert states_anchor("Churn was 14.1% last quarter", CHURN)
     assert not states_anchor("Churn was 14.5% last quarter", CHURN)
     assert states_anchor("Churn was 14% last quarter", CHURN_FRACTION)
-    assert states_anchor("Churn was 0.14 last quarter", CHURN_FRACTION)
+    assert not states_anchor("Churn was 0.14 last quarter", CHURN_FRACTION)  # no percent mark
     assert states_anchor("At risk: $1.21M", REVENUE)
     assert not states_anchor("At risk: 1.3M", REVENUE)
     text_anchor = AnchorValue(name="region", value="EMEA", text="EMEA")
