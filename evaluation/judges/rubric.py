@@ -166,7 +166,13 @@ def _judge_items(
                     path_id=item.path_id,
                     type=item.type,
                     code_found_anchor=(
-                        anchor_in_output(output, item.anchor) if item.anchor else None
+                        anchor_in_output(
+                            output,
+                            item.anchor,
+                            others=[a for a in anchors if a.name != item.anchor.name],
+                        )
+                        if item.anchor
+                        else None
                     ),
                 )
             )
