@@ -325,12 +325,15 @@ def _absolute(location: str) -> str:
 
 
 def prepare(args: argparse.Namespace) -> int:
-    """Anchors evaluated on the dataset, substituted into each DA task's rubric and reference:
-    what the judge will see for trials on that dataset."""
+    """Anchors and claims evaluated on the dataset, substituted into each DA task's rubric and
+    reference: what the judge will see for trials on that dataset. Each task's rendered claims
+    are checked against the data (none may contradict the numbers the reports print): 1 when
+    one does."""
     use_prefect(args.verbose, start=False)  # a flow only to synthesize a missing dataset
     import json
 
     from benchforge.core.errors import ConfigError
+    from benchforge.evaluation.da.gold import DaGold, claim_check
     from benchforge.evaluation.families import family_of
     from benchforge.evaluation.judges.render import rubric_markdown
     from benchforge.evaluation.tasks import load_tasks
@@ -339,6 +342,7 @@ def prepare(args: argparse.Namespace) -> int:
     work = _scratch()
     out = Path(args.out)
     prepared = 0
+    contradicted = 0
     for loaded in load_tasks(_tasks_root(args.path)):
         if loaded.spec.family != "da_open":
             continue
@@ -364,13 +368,27 @@ def prepare(args: argparse.Namespace) -> int:
         (folder / "reference.md").write_text(gold.reference, encoding="utf-8")
         anchors = {k: v.model_dump(mode="json") for k, v in gold.anchors.items()}
         (folder / "anchors.json").write_text(json.dumps(anchors, indent=2) + "\n")
+        assert isinstance(gold, DaGold)
+        claims = {k: v.model_dump(mode="json") for k, v in gold.claims.items()}
+        (folder / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
+        check = claim_check(loaded, gold)
         values = ", ".join(f"{k}={v.text}" for k, v in sorted(gold.anchors.items()))
-        print(f"ok  {loaded.key} on {ref.domain} {shown}: {values}")
+        verdict = "BAD" if check.problems else "ok "
+        print(f"{verdict} {loaded.key} on {ref.domain} {shown}: {values}")
         print(f"    rubric {gold.rubric.version} -> {folder}")
+        print(
+            f"    claims: {check.claims} rendered, {len(check.problems)} contradicted, "
+            f"{len(check.warnings)} near ties"
+        )
+        for problem in check.problems:
+            print(f"    FAIL {problem}")
+        for warning in check.warnings:
+            print(f"    warn {warning}")
+        contradicted += bool(check.problems)
         prepared += 1
     if not prepared:
         raise ConfigError(f"no da_open task under {args.path}")
-    return 0
+    return 1 if contradicted else 0
 
 
 def new(args: argparse.Namespace) -> int:

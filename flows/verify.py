@@ -17,7 +17,7 @@ from benchforge.evaluation.de.tasks import TaskVerification
 from benchforge.evaluation.families import VerifyOptions, family_of
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.tasks import LoadedTask, load_tasks
-from benchforge.flows.datasets import resolve_datasets, resolve_heldout
+from benchforge.flows.datasets import heldout_dataset, resolve_datasets, resolve_heldout
 from benchforge.harness.judging import judge_session
 
 
@@ -45,6 +45,22 @@ def _num(value: float | None) -> str:
     return "unscored" if value is None else f"{value:.1f}"
 
 
+def _claim_twins(
+    tasks: list[LoadedTask], overrides: dict[str, str], root: Path
+) -> dict[str, list[str]]:
+    """task key -> [the held-out twin of its dataset], for the tasks verified on their visible
+    dataset that check something on a second seed without a judge (DA claims). The twin is the
+    one held-out families of the same domain verify on (built once per run)."""
+    out: dict[str, list[str]] = {}
+    for loaded in tasks:
+        ref = loaded.spec.dataset
+        if loaded.spec.family != "da_open" or ref.domain in overrides or ref.location:
+            continue
+        twin = heldout_dataset(ref.domain, root / "heldout" / ref.domain, ref.scale, ref.seed)
+        out[loaded.key] = [str(Path(twin).resolve())]
+    return out
+
+
 class TaskVerificationFailed(BenchforgeError):
     """A task's gold, do-nothing, mutation or reward-hack check did not hold."""
 
@@ -58,12 +74,19 @@ def verify_one(
     hacks: bool = True,
     visible_dataset: str | None = None,
     judge: Judge | None = None,
+    claim_datasets: list[str] | None = None,
 ) -> TaskVerification:
     """The task's family's checks (the DE families: their mutation catalogue and the
     reward-hack catalogue, where they apply; judged families: the reference output high, the
-    empty one 0, a report with wrong anchor values losing exactly the items citing them)."""
+    empty one 0, a report with wrong anchor values losing exactly the items citing them; DA
+    tasks: their claims agree with the data, here and on ``claim_datasets``)."""
     visible = Path(visible_dataset) if visible_dataset else None
-    options = VerifyOptions(mutations=mutations, hacks=hacks, visible_dataset=visible)
+    options = VerifyOptions(
+        mutations=mutations,
+        hacks=hacks,
+        visible_dataset=visible,
+        claim_datasets=tuple(Path(d) for d in claim_datasets or []),
+    )
     family = family_of(loaded)
     if family.judged:
         return family.verify(loaded, Path(dataset_dir), Path(work), options, judge=judge)
@@ -84,7 +107,8 @@ def verify_tasks(
     the do-nothing submission = 0 and every mutation = its predicted score (de_impl: the
     domain's catalogue ``task_specs/mutations/<domain>.yaml``; de_evol: the task's own
     ``mutations.yaml``, on the models v2 adds or changes), on the held-out dataset trials are
-    scored on (``heldout``, the default) or on the visible one; with ``hacks``, every entry of
+    scored on (``heldout``, the default) or on the visible one (DA tasks, scored on the visible
+    one, check their claims on the held-out twin too: a second seed); with ``hacks``, every entry of
     the reward-hack catalogue must score 0 on each de_impl task and leave the host untouched.
     A task whose authored files have problems (a stale contract or base_version, an invalid
     mutation catalogue) fails too. Fails (naming the tasks) if any check does not hold.
@@ -113,6 +137,7 @@ def verify_tasks(
         # The run's resolution (a run given the same work root finds the same folders).
         visible_dirs = resolve_datasets(tasks, overrides, root)
         heldout_dirs = resolve_heldout(tasks, overrides, root) if heldout else {}
+        twins = _claim_twins(tasks, overrides, root) if heldout else {}
         for loaded in tasks:
             visible = visible_dirs[loaded.key]
             use_heldout = loaded.key in heldout_dirs
@@ -127,6 +152,7 @@ def verify_tasks(
                     hacks,
                     str(visible) if use_heldout else None,
                     judge,
+                    twins.get(loaded.key),
                 )
             )
             logger.info("%s: %s", loaded.key, "ok" if results[-1].ok else results[-1].problems)

@@ -3,8 +3,11 @@
 What the spec model cannot see by itself: the files it names (reference, baselines, the gold
 repository and its marts), the placeholders those templates cite, anchors whose format can
 format nothing, anchors nobody cites, and standards none of whose paths the reference can earn
-(an anchored item whose anchor it never states). ``reference_copies`` lints a reference for
-runs of rubric words (the judges reject evidence quoting the rubric).
+(an anchored item whose anchor it never states); claims that cannot work (a term naming no
+anchor, a claim nobody cites) and fixed comparative words in the reference and baselines (a
+comparison, ranking or direction written as fixed prose instead of a claim).
+``reference_copies`` lints a reference for runs of rubric words (the judges reject evidence
+quoting the rubric).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import re
 from pathlib import Path
 
 from benchforge.evaluation.da.anchors import format_problem
+from benchforge.evaluation.da.claims import comparative_words, fixed_comparatives
 from benchforge.evaluation.da.render import placeholders
 from benchforge.evaluation.da.spec import DaOpenTask
 from benchforge.evaluation.judges.models import ANCHOR_PLACEHOLDER
@@ -82,19 +86,78 @@ def file_problems(spec: DaOpenTask, folder: Path, root: Path) -> list[tuple[str,
         templates[field] = text = path.read_text()
         if not text.strip():
             problems.append((field, f"'{rel}' is empty"))
-        unknown = [n for n in placeholders(text) if n not in spec.anchors]
+        unknown = [n for n in placeholders(text) if n not in spec.anchors and n not in spec.claims]
         if unknown:
             names = ", ".join("{{" + n + "}}" for n in unknown)
-            problems.append((field, f"'{rel}' cites {names}, which no anchor defines"))
+            problems.append((field, f"'{rel}' cites {names}, which no anchor or claim defines"))
+        problems += [
+            (
+                field,
+                f"'{rel}' line {line}: '{word}' is fixed text that compares, ranks or gives a "
+                f"direction ({context!r}): render it with a claim, or list the phrase under "
+                "fixed_phrases if it states nothing about the data",
+            )
+            for line, word, context in fixed_comparatives(text, spec.fixed_phrases)
+        ]
     stems = [Path(rel).stem for rel in spec.baselines]
     if len(set(stems)) != len(stems):
         problems.append(("baselines", "two baselines share a file name (their id)"))
+    problems += claim_file_problems(spec, templates)
     reference = templates.get("reference")
     if reference is not None:
         problems += _reference_problems(spec, reference)
         for field, text in templates.items():
             if field != "reference" and text.strip() == reference.strip():
                 problems.append((field, "is the reference itself"))
+    return problems
+
+
+def claim_file_problems(spec: DaOpenTask, templates: dict[str, str]) -> list[tuple[str, str]]:
+    """Claims and fixed phrases that cannot work whatever the data: a name shared with an
+    anchor, a term that names no anchor (without SQL of its own), an item whose ``anchor`` is
+    a claim, a claim nobody cites, a fixed phrase no template holds or without a comparative
+    word."""
+    problems: list[tuple[str, str]] = []
+    cited: set[str] = set()
+    for text in templates.values():
+        cited |= set(placeholders(text))
+    cited |= spec.rubric.anchors_cited()
+    for req in spec.rubric.requirements:
+        cited |= set(placeholders(req.title))
+        for std in req.standards:
+            cited |= set(placeholders(std.title))
+            for rubric_path in std.paths:
+                cited |= set(placeholders(rubric_path.approach))
+    for name, claim in spec.claims.items():
+        if name in spec.anchors:
+            problems.append((f"claims.{name}", "an anchor has the same name"))
+        for term in claim.terms():
+            other = term.split(".", 1)[0] if "." in term else None
+            if other is not None and (other not in spec.claims or not spec.claims[other].sql):
+                problems.append((f"claims.{name}", f"term {term!r}: no claim {other!r} with sql"))
+            elif other is None and claim.sql is None and term not in spec.anchors:
+                problems.append(
+                    (f"claims.{name}", f"term {term!r} is not an anchor (and the claim has no sql)")
+                )
+        if name not in cited:
+            problems.append((f"claims.{name}", "cited by no template and no rubric text"))
+    for r, requirement in enumerate(spec.rubric.requirements):
+        for s, standard in enumerate(requirement.standards):
+            for p, path in enumerate(standard.paths):
+                for i, item in enumerate(path.items):
+                    if item.anchor is not None and item.anchor in spec.claims:
+                        problems.append(
+                            (
+                                f"rubric.requirements[{r}].standards[{s}].paths[{p}].items[{i}]"
+                                ".anchor",
+                                f"{item.anchor!r} is a claim, not an anchor",
+                            )
+                        )
+    for i, phrase in enumerate(spec.fixed_phrases):
+        if not comparative_words(phrase):
+            problems.append((f"fixed_phrases[{i}]", f"{phrase!r} holds no comparative word"))
+        elif not any(phrase.lower() in text.lower() for text in templates.values()):
+            problems.append((f"fixed_phrases[{i}]", f"{phrase!r} is in no report template"))
     return problems
 
 

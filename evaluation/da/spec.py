@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from benchforge.evaluation.da.claims import ClaimSpec
 from benchforge.evaluation.judges.length import DEFAULT_MAX_REPORT_WORDS
 from benchforge.evaluation.judges.models import AnchorKind, AnchorUnit, HierarchicalRubric
 from benchforge.evaluation.tasks.models import TaskSpecBase
@@ -70,6 +71,17 @@ class DaOpenTask(TaskSpecBase):
         min_length=1, description="gold models given to the agent as tables (analysis-ready)"
     )
     anchors: dict[str, AnchorSpec] = Field(default_factory=dict)
+    claims: dict[str, ClaimSpec] = Field(
+        default_factory=dict,
+        description="data-dependent words of the reports (comparisons, rankings, directions), "
+        "picked by code from SQL values and cited as {{name}} like anchors",
+    )
+    fixed_phrases: list[str] = Field(
+        default_factory=list,
+        description="phrases of the reference and baselines that keep a comparative word as "
+        "fixed text because they state nothing about the data (a definition, a condition, a "
+        "recommendation that names no group)",
+    )
     rubric: HierarchicalRubric
     reference: str = Field(default="reference.md", description="reference report template")
     baselines: list[str] = Field(
@@ -88,7 +100,7 @@ class DaOpenTask(TaskSpecBase):
 
     @model_validator(mode="after")
     def _anchors_defined(self) -> DaOpenTask:
-        missing = sorted(self.rubric.anchors_cited() - set(self.anchors))
+        missing = sorted(self.rubric.anchors_cited() - set(self.anchors) - set(self.claims))
         if missing:
             raise ValueError(f"rubric cites anchors with no SQL in 'anchors': {', '.join(missing)}")
         return self

@@ -45,6 +45,8 @@ class VerifyOptions(BaseModel):
     mutations: bool = True  # mutations of the gold each score as predicted
     hacks: bool = True  # every reward hack of the catalogue scores 0, contained
     visible_dataset: Path | None = None  # with a held-out ``dataset_dir``: what agents see
+    # more datasets for the checks that need no judge (da_open: claims against the data)
+    claim_datasets: tuple[Path, ...] = ()
 
 
 class SubmissionScore(BaseModel):

@@ -8,8 +8,9 @@ gold      anchors evaluated on that database, the rubric and reports rendered wi
           (:class:`benchforge.evaluation.da.gold.DaGold`)
 score     Score_da = a * rubric + (1 - a) * GSB (the judges of
           :mod:`benchforge.evaluation.judges`); an empty or missing report is 0, unjudged
-verify    the reference scores >= 90, the empty report 0, and the reference with every anchor
-          wrong loses exactly the accuracy items citing them
+verify    the reference scores >= 90, the empty report 0, the reference with every anchor
+          wrong loses exactly the accuracy items citing them, and no rendered claim
+          contradicts the numbers the reports print (on every dataset verified)
 oracle    ``solution``: the reference rendered on the trial's dataset
 ========  ======================================================================================
 
@@ -30,7 +31,7 @@ from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.da.analysis import analysis_db
 from benchforge.evaluation.da.anchors import perturbed
 from benchforge.evaluation.da.checks import file_problems as da_file_problems
-from benchforge.evaluation.da.gold import DaGold, da_spec, prepare_da_gold
+from benchforge.evaluation.da.gold import DaGold, claim_check, da_spec, prepare_da_gold
 from benchforge.evaluation.da.render import WRONG_ANCHOR_FACTOR, render_report
 from benchforge.evaluation.da.spec import DaOpenTask
 from benchforge.evaluation.de.mutations import PredictedScore
@@ -163,15 +164,24 @@ class DaOpenFamily(FamilyBase):
     ) -> TaskVerification:
         """The reference scores >= 90, the empty report 0, and the reference with every numeric
         anchor multiplied by 1.37 loses exactly the anchored accuracy items of the paths the
-        reference was judged on. Anchors are evaluated (and fail) before any judge call."""
+        reference was judged on. Anchors and claims are evaluated (and fail) before any judge
+        call; no rendered claim may contradict the numbers the reports print, on
+        ``dataset_dir`` and on each of ``options.claim_datasets`` (no judge needed there)."""
         if judge is None:
             raise UnsupportedTaskError(f"{task.key}: verifying a da_open task needs a judge")
         spec = da_spec(task)
         gold = self.prepare_gold(task, dataset_dir, work)
+        claim_problems = [f"claim: {p}" for p in claim_check(task, gold).problems]
+        for other in options.claim_datasets:
+            found = claim_check(task, self.prepare_gold(task, other, work)).problems
+            claim_problems += [f"claim on {other.name}: {p}" for p in found]
         wrong_anchors = perturbed(gold.anchors, spec.anchors, WRONG_ANCHOR_FACTOR)
         changed = {n for n, a in wrong_anchors.items() if a.text != gold.anchors[n].text}
         wrong_text = render_report(
-            task.file(spec.reference).read_text(), wrong_anchors, task.file(spec.reference)
+            task.file(spec.reference).read_text(),
+            wrong_anchors,
+            task.file(spec.reference),
+            gold.claims,
         )
         reference = self.judge_report(task, gold.reference, gold, judge)
         empty = self.judge_report(task, "", gold, judge)
@@ -190,7 +200,7 @@ class DaOpenFamily(FamilyBase):
             unscored=list(reference.rubric.unscored) if reference.rubric else [],
             judge_requests=sum(r.requests for r in records),
         )
-        problems: list[str] = []
+        problems: list[str] = list(claim_problems)
         if ref_score is None or ref_score < REFERENCE_MIN_SCORE:
             problems.append(f"the reference report scores {ref_score} (< {REFERENCE_MIN_SCORE:g})")
         if empty_score != 0.0:

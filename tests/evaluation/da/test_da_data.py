@@ -183,14 +183,14 @@ def test_wrong_anchor_report_misstates_every_number(
     assert isinstance(spec, DaOpenTask)
     gold = prepared(task, da_data, 7)
     template = task.file(spec.reference).read_text()
-    wrong = wrong_anchor_report(template, gold.anchors, spec.anchors)
+    wrong = wrong_anchor_report(template, gold.anchors, spec.anchors, claims=gold.claims)
     for name, anchor in perturbed(gold.anchors, spec.anchors, 1.37).items():
         original = gold.anchors[name]
         assert isinstance(anchor.value, float) and isinstance(original.value, float)
         assert anchor.value == pytest.approx(original.value * 1.37)
         assert anchor.text in wrong and original.text not in wrong, name
     assert wrong.replace(" ", "") != gold.reference.replace(" ", "")
-    assert render_report(template, gold.anchors) == gold.reference
+    assert render_report(template, gold.anchors, claims=gold.claims) == gold.reference
 
 
 def test_an_unknown_placeholder_in_a_template_names_the_file(
@@ -280,7 +280,7 @@ def test_a_template_citing_an_undefined_anchor_is_a_load_error(tmp_path: Path) -
     with pytest.raises(TaskSpecError) as err:
         load_task(folder)
     problems = dict(err.value.problems)
-    assert "cites {{q4_total}}, which no anchor defines" in problems["baselines[2]"]
+    assert "cites {{q4_total}}, which no anchor or claim defines" in problems["baselines[2]"]
 
 
 def test_points_that_do_not_add_up_are_a_load_error(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ agents nothing of the answer, and their reference reports pass THE FAITHFUL MOCK
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -60,7 +61,7 @@ def test_benchforge_task_validate_lists_them() -> None:
     )
     assert result.returncode == 0, result.stderr
     for task_id in TASK_IDS:
-        assert f"ok  da-crm/{task_id}@1  (da_open," in result.stdout
+        assert re.search(rf"ok  da-crm/{task_id}@\d+  \(da_open,", result.stdout), task_id
     assert "5 task(s) valid" in result.stdout
 
 
@@ -168,7 +169,7 @@ def test_reference_passes_the_faithful_rule(
             assert faithful.gsb_verdict(read, faithful.readability(text)) == "good", baseline_id
             assert faithful.gsb_verdict(deep, faithful.depth(text)) == "good", baseline_id
             assert faithful.rubric_check(text, gold.rubric).score < 0.3, baseline_id
-        wrong = wrong_anchor_report(template, gold.anchors, spec.anchors)
+        wrong = wrong_anchor_report(template, gold.anchors, spec.anchors, claims=gold.claims)
         wrong_check = faithful.rubric_check(wrong, gold.rubric)
         expected = sorted(
             i.id

@@ -14,12 +14,14 @@ from pathlib import Path
 import yaml
 
 from benchforge.evaluation.da.checks import rubric_texts
+from benchforge.evaluation.da.claims import variants
 from benchforge.evaluation.da.spec import DaOpenTask
 from benchforge.evaluation.judges.evidence import extract_numbers
 from benchforge.evaluation.judges.models import AnchorValue
 from tests.paths import REPO_ROOT
 
 SUITES = ("da-ads", "da-enterprise")
+ALL_SUITES = ("da-crm", *SUITES)  # the crm suite has its own tests (tests/evaluation/da)
 CATEGORIES = ("descriptive", "diagnostic", "strategic", "pattern_recognition", "profiling")
 
 
@@ -41,8 +43,10 @@ class CatalogueTask:
         return [text for _, text in rubric_texts(self.spec)]
 
 
-def task_folders(root: Path = REPO_ROOT / "task_specs") -> list[Path]:
-    return sorted(p.parent for suite in SUITES for p in (root / suite).glob("*/task.yaml"))
+def task_folders(
+    root: Path = REPO_ROOT / "task_specs", suites: tuple[str, ...] = SUITES
+) -> list[Path]:
+    return sorted(p.parent for suite in suites for p in (root / suite).glob("*/task.yaml"))
 
 
 def load(folder: Path) -> CatalogueTask:
@@ -73,4 +77,14 @@ def dummy_anchors(spec: DaOpenTask) -> dict[str, AnchorValue]:
             unit=anchor.unit,
             kind=anchor.kind,
         )
+    return out
+
+
+def dummy_claims(spec: DaOpenTask, pick: dict[str, str] | None = None) -> dict[str, str]:
+    """The words of each claim without data: its first variant (``claims.variants``), or the
+    variant ``pick`` names for it."""
+    out = {}
+    for name, claim in spec.claims.items():
+        texts = variants(claim)
+        out[name] = texts[(pick or {}).get(name, next(iter(texts)))]
     return out

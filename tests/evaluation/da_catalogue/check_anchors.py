@@ -1,8 +1,10 @@
-"""The data-dependent check of the ads / enterprise ``da_open`` tasks (a script: a gold build per
-domain and seed takes about half a minute, too slow for the test suite).
+"""The data-dependent check of the ``da_open`` tasks of every suite (crm, ads, enterprise; a
+script: a gold build per domain and seed takes about half a minute, too slow for the test
+suite).
 
     python -m tests.evaluation.da_catalogue.check_anchors            # seeds 7 and 8
     python -m tests.evaluation.da_catalogue.check_anchors --seeds 7 8 11 --work /tmp/da-check
+    python -m tests.evaluation.da_catalogue.check_anchors --suite da-crm --seeds 7 8 11
 
 For every domain and seed it synthesizes the task's dataset (the task's scale, the given seed)
 and builds the gold repository once (cached under ``--work``); then, per task, it copies the
@@ -17,7 +19,11 @@ made-up numbers:
   exactly the anchored items;
 - every baseline loses the GSB comparison on both dimensions;
 - each anchor's value changes with the seed by more than its tolerance (warned when the text
-  differs but the change is within tolerance; failed when the text is the same).
+  differs but the change is within tolerance; failed when the text is the same);
+- the claims (the rendered comparisons, rankings and directions) are decided by the harness's
+  own ``evaluate_claims``, and none contradicts the numbers the reports print
+  (``claim_problems``; near ties are printed as warnings), with every report rendered and
+  judged with the seed's words.
 
 Exit status 1 when any check fails; the table of anchor values is printed either way.
 """
@@ -33,12 +39,13 @@ from pathlib import Path
 import duckdb
 
 from benchforge.evaluation.da.anchors import evaluate_anchors, perturbed
+from benchforge.evaluation.da.claims import ClaimValue, claim_problems, evaluate_claims
 from benchforge.evaluation.da.render import WRONG_ANCHOR_FACTOR
 from benchforge.evaluation.dbt.manifest import load_manifest
 from benchforge.evaluation.de.tasks import gold_cache
 from benchforge.evaluation.judges.models import AnchorValue
 from benchforge.synthesis.dataset import build_dataset
-from tests.evaluation.da_catalogue.catalogue import CatalogueTask, load, task_folders
+from tests.evaluation.da_catalogue.catalogue import ALL_SUITES, CatalogueTask, load, task_folders
 from tests.evaluation.da_catalogue.faithful import (
     STOP_LISTS,
     copied_runs,
@@ -80,22 +87,29 @@ def analysis_db(task: CatalogueTask, gold: Path, out: Path) -> Path:
     return out
 
 
-def check_task(task: CatalogueTask, anchors: dict[str, AnchorValue]) -> list[str]:
+def check_task(
+    task: CatalogueTask,
+    anchors: dict[str, AnchorValue],
+    claims: dict[str, ClaimValue] | None = None,
+) -> list[str]:
     """Problems of one task on one dataset (empty: all good)."""
     problems: list[str] = []
     spec = task.spec
-    reference = render(task.reference, anchors)
+    words = {name: claim.text for name, claim in (claims or {}).items()}
+    reference = render(task.reference, anchors, words)
     for name, stop in STOP_LISTS.items():
-        result = score_rubric(spec.rubric, anchors, reference, stop)
+        result = score_rubric(spec.rubric, anchors, reference, stop, words)
         if result.score < MIN_REFERENCE_SCORE:
             why = "; ".join(result.reasons(result.lost()))
             problems.append(f"reference scores {result.score:.2f} [{name} stop words]: {why}")
-    copied = copied_runs(task.reference, task.rubric_texts(), anchors)
+    copied = copied_runs(task.reference, task.rubric_texts(), anchors, words)
     if copied:
         problems.append(f"reference copies 8+ words of the rubric: {copied[0][:80]!r}")
     wrong = perturbed(anchors, spec.anchors, WRONG_ANCHOR_FACTOR)
-    right_result = score_rubric(spec.rubric, anchors, reference)
-    wrong_result = score_rubric(spec.rubric, anchors, render(task.reference, wrong))
+    right_result = score_rubric(spec.rubric, anchors, reference, claims=words)
+    wrong_result = score_rubric(
+        spec.rubric, anchors, render(task.reference, wrong, words), claims=words
+    )
     lost, expected = (
         right_result.lost_against(wrong_result),
         right_result.anchored_in_chosen(spec.rubric),
@@ -104,7 +118,7 @@ def check_task(task: CatalogueTask, anchors: dict[str, AnchorValue]) -> list[str
         problems.append(f"with every anchored number wrong, it loses {lost}, not {expected}")
     ref_features = gsb_features(reference)
     for name, text in task.baselines().items():
-        base = gsb_features(render(text, anchors))
+        base = gsb_features(render(text, anchors, words))
         for dim in ("readability", "depth"):
             raw = gsb_raw(getattr(ref_features, dim), getattr(base, dim))
             if gsb_verdict(raw) != "good":
@@ -135,11 +149,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[7, 8])
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "da-check")
     parser.add_argument("--task", action="append", default=[], help="task ids (default: all)")
+    parser.add_argument(
+        "--suite", action="append", default=[], help=f"suites (default: {', '.join(ALL_SUITES)})"
+    )
     args = parser.parse_args(argv)
-    tasks = [load(f) for f in task_folders()]
+    tasks = [load(f) for f in task_folders(suites=tuple(args.suite) or ALL_SUITES)]
     if args.task:
         tasks = [t for t in tasks if t.spec.id in args.task]
     failures: list[str] = []
+    warnings: list[str] = []
+    said: dict[str, str] = {}
+    checked_claims = 0
     values: dict[str, dict[int, AnchorValue]] = {}
     for task in tasks:
         spec = task.spec
@@ -148,12 +168,18 @@ def main(argv: list[str] | None = None) -> int:
             db = analysis_db(task, gold, args.work / f"{spec.id}-{seed}.duckdb")
             try:
                 anchors = evaluate_anchors(spec, db)
+                claims = evaluate_claims(spec.claims, anchors, db)
             except Exception as err:  # an authoring error: report it, check the other tasks
                 failures.append(f"{spec.id} seed {seed}: {err}")
                 continue
             for name, anchor in anchors.items():
                 values.setdefault(f"{spec.id}.{name}", {})[seed] = anchor
-            failures += [f"{spec.id} seed {seed}: {p}" for p in check_task(task, anchors)]
+            failures += [f"{spec.id} seed {seed}: {p}" for p in check_task(task, anchors, claims)]
+            contradicted, near = claim_problems(spec.claims, claims, anchors)
+            failures += [f"{spec.id} seed {seed}: {p}" for p in contradicted]
+            warnings += [f"{spec.id} seed {seed}: {w}" for w in near]
+            checked_claims += len(claims)
+            said.update({f"{spec.id}.{n} seed {seed}": c.text for n, c in claims.items()})
     for key, by_seed in sorted(values.items()):
         line = f"{key:60s} " + "  ".join(f"{s}:{a.text:>14s}" for s, a in by_seed.items())
         failures += [f"{key}: {p}" for p in seed_problems(by_seed)]
@@ -161,9 +187,16 @@ def main(argv: list[str] | None = None) -> int:
         if len(ordered) > 1 and not _apart(ordered[0], ordered[1]):
             line += "   (WARN: the first two seeds differ by less than the tolerance)"
         print(line)
+    for key, text in sorted(said.items()):
+        print(f"claim {key}: {text}")
+    for warning in warnings:
+        print("WARN", warning)
     for failure in failures:
         print("FAIL", failure)
-    print(f"{len(tasks)} tasks, seeds {args.seeds}: {len(failures)} problem(s)")
+    print(
+        f"{len(tasks)} tasks, seeds {args.seeds}: {checked_claims} rendered claims checked, "
+        f"{len(warnings)} near tie(s), {len(failures)} problem(s)"
+    )
     return 1 if failures else 0
 
 

@@ -220,8 +220,10 @@ def score_rubric(
     anchors: Mapping[str, AnchorValue],
     report: str,
     stop: frozenset[str] = MINIMAL_STOP_WORDS,
+    claims: Mapping[str, str] | None = None,
 ) -> RubricResult:
-    """The whole rubric on ``report`` (a rendered report: anchors already substituted)."""
+    """The whole rubric on ``report`` (a rendered report: anchors already substituted);
+    ``claims``: the words of the claims rubric texts may cite."""
     text = sanitize_output(report).text
     units = text_units(text)
     items: dict[str, ItemResult] = {}
@@ -234,7 +236,7 @@ def score_rubric(
             for item in path.items:
                 anchor = _anchor_of(item, anchors)
                 result = judge_item(
-                    item, render(item.criterion, anchors), units, anchor, stop, text
+                    item, render(item.criterion, anchors, claims), units, anchor, stop, text
                 )
                 items[f"{item.id}@{path.id}"] = result
                 earned += result.earned
@@ -259,9 +261,13 @@ def _anchor_of(item: RubricItemSpec, anchors: Mapping[str, AnchorValue]) -> Anch
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
-def render(template: str, anchors: Mapping[str, AnchorValue]) -> str:
-    """``{{name}}`` replaced by the anchor's text (a KeyError names an undefined anchor)."""
-    return _PLACEHOLDER.sub(lambda m: anchors[m.group(1)].text, template)
+def render(
+    template: str, anchors: Mapping[str, AnchorValue], claims: Mapping[str, str] | None = None
+) -> str:
+    """``{{name}}`` replaced by the anchor's text or the claim's words (a KeyError names an
+    undefined one)."""
+    texts = {**(claims or {}), **{name: anchor.text for name, anchor in anchors.items()}}
+    return _PLACEHOLDER.sub(lambda m: texts[m.group(1)], template)
 
 
 def placeholders(template: str) -> set[str]:
@@ -269,13 +275,16 @@ def placeholders(template: str) -> set[str]:
 
 
 def copied_runs(
-    template: str, rubric_texts: Iterable[str], anchors: Mapping[str, AnchorValue]
+    template: str,
+    rubric_texts: Iterable[str],
+    anchors: Mapping[str, AnchorValue],
+    claims: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Units of the rendered ``template`` that repeat 8+ consecutive words of a rendered rubric
     text (the harness rejects them as evidence). Both sides are rendered with ``anchors``
     because a number is one or more words: "61.7%" is two."""
-    texts = [render(t, anchors) for t in rubric_texts]
-    report = sanitize_output(render(template, anchors)).text
+    texts = [render(t, anchors, claims) for t in rubric_texts]
+    report = sanitize_output(render(template, anchors, claims)).text
     return [u for u in text_units(report) if copies_rubric(u, texts)]
 
 
