@@ -325,6 +325,14 @@ class RubricScore(_Strict):
         default_factory=list, description="accuracy items where judge and code disagree"
     )
     injection_flags: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(
+        default_factory=list,
+        description="what the judge did not see, by kind: hidden content (comments, hidden "
+        "elements, alt and title text, invisible Unicode...) and evaluator-addressed sentences",
+    )
+    truncated: str | None = Field(
+        default=None, description="'truncated: kept N of M words': the report was cut"
+    )
     info: JudgeInfo
 
 
@@ -379,14 +387,6 @@ class ArchitectureScore(_Strict):
     items: list[ItemVerdict]
     unscored: list[str] = Field(default_factory=list)
     injection_flags: list[str] = Field(default_factory=list)
-    removed: list[str] = Field(
-        default_factory=list,
-        description="what the judge did not see, by kind: hidden content (comments, hidden "
-        "elements, alt and title text, invisible Unicode...) and evaluator-addressed sentences",
-    )
-    truncated: str | None = Field(
-        default=None, description="'truncated: kept N of M words': the report was cut"
-    )
     info: JudgeInfo
     truncated: str | None = Field(
         default=None, description="'truncated: kept N of M words': the blueprint was cut"
