@@ -420,7 +420,7 @@ class _Drafter:
             "# keys the gold dbt project parses (prefixes, digits with a meaning) need enough of",
             "# their prefix kept, identities between columns (total = quantity * price) need",
             "# `derive`, derived tables may need `aggregate_of`, and `review:` comments mark",
-            "# guesses. Run `benchforge anonymize check` after every edit.",
+            "# guesses. After every edit run `benchforge policy check DATASET --policy FILE`.",
             f"domain: {_scalar(domain)}",
             'version: "1"',
             f"description: {_scalar(f'Drafted policy for {domain}; review before use.')}",

@@ -170,3 +170,22 @@ def test_draft_is_commented_and_deterministic(con, drafted) -> None:
     assert "references customers.customer_id: same rule, so joins survive" in text
     assert "signup: keep  # date kept; or {rule: shift_dates, entity: customer_id}" in text
     assert draft_policy(con, "src", "shop") == text
+
+
+def test_the_header_names_the_real_check_command(drafted) -> None:
+    """The drafted header tells the user to run the policy check, spelled as the command line
+    parses it (a draft once pointed at ``benchforge anonymize check``, which the parser read as
+    anonymizing a dataset named 'check')."""
+    import re
+
+    from benchforge.cli.main import build_parser
+
+    text, _ = drafted
+    header = "\n".join(line for line in text.splitlines() if line.startswith("#"))
+    commands = re.findall(r"`benchforge ([^`]+)`", header)
+    assert commands, "the header names no command to run"
+    checks = [c for c in commands if c.startswith("policy check")]
+    assert checks and all(not c.startswith("anonymize check") for c in commands)
+    args = build_parser().parse_args(checks[0].split())
+    assert (args.command, args.action) == ("policy", "check")
+    assert args.dataset and args.policy
