@@ -318,6 +318,29 @@ class Linkage(_Strict):
     secret: str | None = Field(default=None, description="Column an inference attack guesses.")
 
 
+class Reidentification(_Strict):
+    """How the report searches the kept columns (released unchanged or within ``tolerance``) for
+    combinations that re-identify rows (anonymize/report/reident.py); the worst one is gated by
+    ``thresholds.max_reidentification_rate``."""
+
+    max_columns: int = Field(default=3, ge=1, le=5, description="Largest combination tried.")
+    tolerance: float = Field(
+        default=0.005,
+        ge=0,
+        le=0.5,
+        description="Relative: a released number within this share of the original matches it "
+        "(what an attacker allows for a near-unchanged amount).",
+    )
+    max_combinations: int = Field(
+        default=300, ge=1, le=10_000, description="Combinations measured per table, at most."
+    )
+    report_only: dict[str, str] = Field(
+        default_factory=dict,
+        description="table -> why its combinations are reported but do not refuse the release "
+        "(e.g. rows that describe no person). The reason is shown in the verdict.",
+    )
+
+
 class Thresholds(_Strict):
     """A release below any of these is refused (the flow fails and publishes nothing)."""
 
@@ -333,6 +356,15 @@ class Thresholds(_Strict):
     min_group_coverage: float = 0.95
     max_linkage_rate: float = 0.25
     max_attack_risk: float = 0.5
+    max_reidentification_rate: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description="Highest share of a table's sampled released rows that an attacker knowing "
+        "the original values of some kept columns (found by the report's search over "
+        "combinations of kept columns, not only the declared quasi-identifiers) links to "
+        "exactly one source row, its own. See the policy's reidentification section.",
+    )
     require_k: bool = True
     require_benchmark: bool = True
 
@@ -352,6 +384,7 @@ class Policy(_Strict):
     tables: dict[str, Table] = Field(min_length=1)
     quasi_identifiers: dict[str, QuasiIdentifiers] = Field(default_factory=dict)
     linkage: list[Linkage] = Field(default_factory=list)
+    reidentification: Reidentification = Field(default_factory=Reidentification)
     thresholds: Thresholds = Field(default_factory=Thresholds)
 
     def columns_with(self, rule: str) -> list[tuple[str, str, Column]]:
