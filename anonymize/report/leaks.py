@@ -23,7 +23,15 @@ Three searches run in DuckDB over the whole release, with no value leaving the d
 3. *unsegmented scripts* (Han, kana, Hangul, Thai — no spaces between words): identifiers
    written in those scripts are searched as substrings of every VARCHAR value containing such
    characters (blocked on their first two characters, then verified), whatever the column's
-   average length, so ``<company name>2021年第1季度统计报表`` is caught.
+   average length, so ``<company name>2021年第1季度统计报表`` is caught;
+4. *composite*: each composite identifier of the policy (first + last name) is put together
+   again from its released columns, row by row, and joined with the identifier set: a fake
+   first name and a fake last name that together spell a real person's full name are a leak
+   even though neither column holds an original identifier.
+
+A single fake name equal to some real one of its column (a fake first name 'Anna' when a real
+person is called Anna) names no one: it is counted per column (``single_name_collisions``) and
+noted, not a leak.
 
 A match counts whatever its cause, including a replacement that happens to equal some original
 value (a leak is a leak; a policy that keeps a categorical column sharing words with
@@ -78,6 +86,11 @@ class LeakScan(BaseModel):
     leaked_identifiers: int = Field(description="Distinct ones found anywhere in the release.")
     findings: list[LeakFinding]
     free_text_columns: list[str] = Field(description="'table.column' searched as free text.")
+    single_name_collisions: dict[str, int] = Field(
+        default_factory=dict,
+        description="'table.column' of a composite identifier's faked part -> distinct released "
+        "values equal to some original value of that column (a real first name; not a leak).",
+    )
     notes: list[str] = Field(default_factory=list)
 
 
@@ -327,6 +340,51 @@ def _scan_unsegmented(
     )
 
 
+def _scan_composites(
+    con: duckdb.DuckDBPyConnection, sources: list[IdentifierSource], released: set[str], s: _Scratch
+) -> None:
+    """Composite identifiers put together from their released columns (see the module
+    docstring, search 4)."""
+    for src in sources:
+        if len(src.columns) < 2 or src.table not in released:
+            continue
+        if not set(src.columns) <= set(catalog_columns(con, "rel", src.table)):
+            continue
+        con.execute(
+            f"""
+            INSERT INTO {s.hits}
+            SELECT DISTINCT ?, ?, i.lv, i.source, false
+            FROM (SELECT DISTINCT lower({src.expr}) AS lv FROM {table_ref("rel", src.table)}) r
+            JOIN {s.ident} i ON r.lv = i.lv
+            """,
+            [src.table, f"[{'+'.join(src.columns)}]"],
+        )
+
+
+def _single_name_collisions(
+    con: duckdb.DuckDBPyConnection, policy: Policy, released: set[str]
+) -> dict[str, int]:
+    """Per faked column of a composite identifier: distinct released values that are also an
+    original value of the same column."""
+    out: dict[str, int] = {}
+    for tname, table in policy.tables.items():
+        if tname not in released:
+            continue
+        rel_columns = catalog_columns(con, "rel", tname)
+        parts = {c for ident in table.identifiers for c in ident.columns}
+        for cname in sorted(parts, key=list(table.columns).index):
+            if table.columns[cname].rule.rule != "fake" or cname not in rel_columns:
+                continue
+            value = f"lower(trim(CAST({quote(cname)} AS VARCHAR)))"
+            row = con.execute(
+                f"SELECT count(*) FROM (SELECT DISTINCT {value} AS v "
+                f"FROM {table_ref('rel', tname)} WHERE {quote(cname)} IS NOT NULL "
+                f"INTERSECT SELECT DISTINCT {value} FROM {table_ref('src', tname)})"
+            ).fetchone()
+            out[f"{tname}.{cname}"] = int(row[0]) if row else 0
+    return out
+
+
 def _free_text_columns(
     con: duckdb.DuckDBPyConnection, table: str, varchar_cols: list[str]
 ) -> list[str]:
@@ -366,8 +424,10 @@ def scan_leaks(con: duckdb.DuckDBPyConnection, policy: Policy) -> LeakScan:
         assert row is not None
         checked, unsegmented = int(row[0]), int(row[1])
         free_cols: list[str] = []
+        released = set(_released_tables(con))
         if checked:
-            for table in _released_tables(con):
+            _scan_composites(con, sources, released, s)
+            for table in sorted(released):
                 cols = catalog_columns(con, "rel", table)
                 if not cols:
                     continue
@@ -388,6 +448,7 @@ def scan_leaks(con: duckdb.DuckDBPyConnection, policy: Policy) -> LeakScan:
             f"SELECT tbl, col, count(DISTINCT lv) AS n FROM {s.hits} "
             "GROUP BY ALL ORDER BY n DESC, tbl, col LIMIT 3"
         ).fetchall()
+        single_names = _single_name_collisions(con, policy, released)
     finally:
         s.drop()
     assert leaked_row is not None
@@ -404,6 +465,12 @@ def scan_leaks(con: duckdb.DuckDBPyConnection, policy: Policy) -> LeakScan:
             f"{vocabulary} identifier value(s) not searched: they are also category labels of "
             "kept columns in the source (a department 'Sales', a lead company 'Sales')"
         )
+    if any(single_names.values()):
+        counts = ", ".join(f"{c} ({n})" for c, n in single_names.items() if n)
+        notes.append(
+            f"single fake names equal to some real one of their column (not leaks: no full name "
+            f"is real): {counts}"
+        )
     if not sources:
         notes.append("the policy names no direct identifier: the leak count checked nothing")
     return LeakScan(
@@ -411,5 +478,6 @@ def scan_leaks(con: duckdb.DuckDBPyConnection, policy: Policy) -> LeakScan:
         leaked_identifiers=int(leaked_row[0]),
         findings=findings,
         free_text_columns=free_cols,
+        single_name_collisions=single_names,
         notes=notes,
     )

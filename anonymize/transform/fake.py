@@ -24,11 +24,21 @@ for 2k distinct names costs 2k Faker calls), cached in-process, and loaded into 
 
 Columns with the same ``fake`` rule share one mapping table (their key space), so a name that
 appears in two tables is replaced identically.
+
+Full names: first and last names are drawn independently, so a fake first + last name can spell
+a real person's full name (a composite identifier of the policy). After the tables are built,
+:func:`redraw_full_names` finds the rows whose released composite equals an original
+identifier and replaces one faked part (the last non-unique, non-email one: the surname of a
+first + last name) by pool entry HMAC(k, parts || 0x1E || n) mod pool_size, n = 1, 2, ..., keyed
+by the original parts: the same person gets the same fake full name in every row, and the
+redrawn part is itself no original identifier.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import hmac
 import importlib.metadata
 import json
 import os
@@ -303,3 +313,133 @@ def resolved_in_column(
         f"(SELECT {canonical(space, qi(column))} FROM {source}.raw.{qi(table)})"
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+@dataclass(frozen=True)
+class FullName:
+    """One composite identifier of a released table, and the faked part redrawn when the
+    whole equals an original identifier."""
+
+    table: str
+    columns: tuple[str, ...]
+    separator: str
+    redraw: str
+    space: FakeSpace
+
+
+def redraw_part(columns: list[str], spaces: dict[str, FakeSpace]) -> str | None:
+    """The part of a composite identifier a full-name collision redraws: the last faked,
+    non-unique, non-email column (``unique`` would need its suffix rounds again, an email its
+    token), or None."""
+    for column in reversed(columns):
+        space = spaces.get(column)
+        if space and not space.rule.unique and space.rule.provider != "email":
+            return column
+    return None
+
+
+def redraw_full_names(
+    con: duckdb.DuckDBPyConnection,
+    name: FullName,
+    key: bytes,
+    seed: int,
+    avoid: str,
+    source: str = "src",
+    release: str = "rel",
+) -> int:
+    """Redraw ``name.redraw`` on every row of ``release.raw.<table>`` whose composite equals an
+    original identifier (``avoid``, column ``lv``); returns how many distinct people (original
+    parts) were redrawn. Raises when a person still collides after :data:`MAX_REDRAWS`."""
+    t = qi(name.table)
+    parts = ", ".join(f"upper(trim(CAST(s.{qi(c)} AS VARCHAR)))" for c in name.columns)
+    composite = _composite_sql(name)
+    not_null = " AND ".join(f"r.{qi(c)} IS NOT NULL" for c in name.columns)
+    rows = con.execute(
+        f"SELECT DISTINCT [{parts}], [{', '.join(f'r.{qi(c)}' for c in name.columns)}] "
+        f"FROM {source}.raw.{t} s POSITIONAL JOIN {release}.raw.{t} r "
+        f"WHERE {not_null} AND lower({composite}) IN (SELECT lv FROM {avoid}) ORDER BY 1"
+    ).fetchall()
+    pending = {tuple(originals): list(released) for originals, released in rows}
+    chosen: dict[tuple[str, ...], str] = {}
+    position = name.columns.index(name.redraw)
+    for draw in range(1, MAX_REDRAWS + 1):
+        if not pending:
+            break
+        candidates = {
+            person: _redraw_entry(name.space, key, seed, person, draw) for person in pending
+        }
+        spelled = {
+            person: name.separator.join(
+                [*released[:position], candidates[person], *released[position + 1 :]]
+            )
+            for person, released in pending.items()
+        }
+        taken = _in_identifiers(con, avoid, [*spelled.values(), *candidates.values()])
+        for person in list(pending):
+            if spelled[person].strip().lower() in taken:
+                continue
+            if candidates[person].strip().lower() in taken:
+                continue
+            chosen[person] = candidates[person]
+            del pending[person]
+    if pending:
+        raise TransformError(
+            f"{name.table}: {len(pending)} fake full name(s) still equal a real one after "
+            f"{MAX_REDRAWS} redraws of {name.redraw}: raise its pool_size"
+        )
+    if chosen:
+        _apply_redraws(con, name, chosen, source, release)
+    return len(chosen)
+
+
+def _composite_sql(name: FullName) -> str:
+    pieces = [f"trim(CAST(r.{qi(c)} AS VARCHAR))" for c in name.columns]
+    return f" || '{name.separator.replace(chr(39), chr(39) * 2)}' || ".join(pieces)
+
+
+def _redraw_entry(
+    space: FakeSpace, key: bytes, seed: int, person: tuple[str, ...], draw: int
+) -> str:
+    message = "\x1f".join(person) + f"\x1e{draw}"
+    digest = hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
+    index = int(digest[:15], 16) % space.rule.pool_size
+    return pool_entries(space.rule.provider, space.rule.locale, seed, [index])[0]
+
+
+def _in_identifiers(con: duckdb.DuckDBPyConnection, avoid: str, values: list[str]) -> set[str]:
+    lowered = sorted({v.strip().lower() for v in values})
+    con.register("_anon_names", pa.table({"lv": pa.array(lowered, pa.string())}))
+    try:
+        rows = con.execute(
+            f"SELECT lv FROM _anon_names WHERE lv IN (SELECT lv FROM {avoid})"
+        ).fetchall()
+    finally:
+        con.unregister("_anon_names")
+    return {str(r[0]) for r in rows}
+
+
+def _apply_redraws(
+    con: duckdb.DuckDBPyConnection,
+    name: FullName,
+    chosen: dict[tuple[str, ...], str],
+    source: str,
+    release: str,
+) -> None:
+    people = list(chosen)
+    keys = {
+        f"k{i}": pa.array([p[i] for p in people], pa.string()) for i in range(len(name.columns))
+    }
+    con.register("_anon_redraws", pa.table({**keys, "v": pa.array(list(chosen.values()))}))
+    t = qi(name.table)
+    match = " AND ".join(
+        f"o.k{i} = upper(trim(CAST(s.{qi(c)} AS VARCHAR)))" for i, c in enumerate(name.columns)
+    )
+    try:
+        con.execute(
+            f"UPDATE {release}.raw.{t} SET {qi(name.redraw)} = m.v FROM ("
+            f"SELECT r.rowid AS rid, o.v FROM {source}.raw.{t} s POSITIONAL JOIN "
+            f"{release}.raw.{t} r JOIN _anon_redraws o ON {match}) m "
+            f"WHERE {release}.raw.{t}.rowid = m.rid"
+        )
+    finally:
+        con.unregister("_anon_redraws")

@@ -12,6 +12,10 @@ class ColumnOutcome(BaseModel):
     changed: int = Field(default=0, description="Rows whose value differs from the original.")
     nulls_added: int = Field(default=0, description="Values set to NULL (suppression).")
     collisions_resolved: int = 0
+    full_name_redraws: int = Field(
+        default=0,
+        description="People whose fake full name spelled a real one: this part was redrawn.",
+    )
     generalization_level: int | None = None
     scrub_hits: dict[str, int] = Field(
         default_factory=dict, description="Free text: replacements per recognizer."

@@ -15,7 +15,8 @@ The order matters:
    replacement may equal an original direct identifier of the warehouse (the leak scan's set);
 2. each table in one INSERT ... SELECT composing every column's expression (joins to the
    mappings, keyed noise, date offsets), derive columns recomputed over the released values in
-   the same statement;
+   the same statement; then a fake full name (composite identifier) that spells an original
+   identifier has one part redrawn;
 3. generalization of quasi-identifiers to the policy's k (rows still in small classes lose them);
 4. free-text scrubbing, with a deny-list of every replaced identifier of the *whole* release;
 5. ``aggregate_of`` tables, from their finished detail tables;
@@ -183,6 +184,8 @@ class _Pass:
         self._build_spaces()
         for table in self.types:
             self._timed(table, self._build_table, table)
+        for table in self.types:
+            self._timed(table, self._redraw_full_names, table)
         for table in self.types:
             self._timed(table, self._generalize, table)
         self._scrub_all()
@@ -378,6 +381,21 @@ class _Pass:
             raise TransformError(f"{table}: rebuilding the release failed: {exc}") from exc
         self.con.execute(f"DROP TABLE rel.raw.{qi(table)}")
         self.con.execute(f"ALTER TABLE {new} RENAME TO {qi(table)}")
+
+    def _redraw_full_names(self, table: str) -> None:
+        """No composite identifier (first + last name) of the release may spell an original
+        identifier (:func:`~benchforge.anonymize.transform.fake.redraw_full_names`)."""
+        key = derive_key(self.secret, "fake")
+        spaces = {c: s for (t, c), s in self.fake_spaces.items() if t == table}
+        for ident in self.policy.tables[table].identifiers if table in self.policy.tables else []:
+            part = fake.redraw_part(ident.columns, spaces)
+            if part is None:
+                continue
+            name = fake.FullName(table, tuple(ident.columns), ident.separator, part, spaces[part])
+            redrawn = fake.redraw_full_names(
+                self.con, name, key, self.policy.faker_seed, IDENTIFIERS
+            )
+            self.outcomes[table][part].full_name_redraws += redrawn
 
     # ------------------------------------------------------------------ 3. generalization
 
