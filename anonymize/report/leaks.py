@@ -55,7 +55,10 @@ from benchforge.anonymize.policy.identifiers import (
 )
 from benchforge.anonymize.policy.models import Policy
 from benchforge.anonymize.report.kanon import catalog_columns, quote, require_columns, table_ref
-from benchforge.anonymize.transform.text import MIN_IDENTIFIER_LENGTH  # the deny-list's floor
+from benchforge.anonymize.transform.text import (  # the deny-list's floors and scripts
+    MIN_UNSEGMENTED_IDENTIFIER_LENGTH,
+    long_enough_sql,
+)
 
 FREE_TEXT_MIN_AVG_LENGTH = 30
 MAX_NGRAM_WORDS = 4
@@ -129,6 +132,16 @@ def identifier_sources(policy: Policy) -> list[IdentifierSource]:
             source = IdentifierSource(label, tname, tuple(ident.columns), expr, 0)
             found.append((1, order, source))
             order += 1
+            if len(parts) > 1:
+                # Chinese and Japanese write a name family name first, with no space
+                family_first = f"concat({', '.join(reversed(parts))})"
+                expr = (
+                    f"CASE WHEN regexp_matches({family_first}, '{_UNSEGMENTED}') "
+                    f"THEN {family_first} END"
+                )
+                source = IdentifierSource(label, tname, tuple(ident.columns), expr, 0)
+                found.append((1, order, source))
+                order += 1
     found.sort(key=lambda item: (item[0], item[1]))
     return [
         IdentifierSource(src.label, src.table, src.columns, src.expr, rank)
@@ -208,7 +221,7 @@ def _build_identifier_tables(
         SELECT lower(v) AS lv, arg_min(source, priority) AS source
         FROM raw
         WHERE v IS NOT NULL
-          AND length(v) >= {MIN_IDENTIFIER_LENGTH}
+          AND {long_enough_sql("v")}
           AND NOT (regexp_full_match(v, '[+-]?[0-9][0-9.,\\s]*')
                    AND length(regexp_replace(v, '[^0-9]', '', 'g'))
                        < {MIN_NUMERIC_IDENTIFIER_DIGITS})
@@ -232,9 +245,9 @@ def _build_identifier_tables(
     con.execute(
         f"""
         CREATE TEMP TABLE {s.unseg} AS
-        SELECT lv, source, substr(lv, 1, 2) AS head, length(lv) AS len
-        FROM {s.ident}
-        WHERE regexp_matches(lv, '{_UNSEGMENTED}') AND NOT regexp_matches(lv, '\\s')
+        SELECT lv, source, key, substr(key, 1, 2) AS head, length(key) AS len
+        FROM (SELECT lv, source, regexp_replace(lv, '\\s+', '', 'g') AS key FROM {s.ident}
+              WHERE regexp_matches(lv, '{_UNSEGMENTED}'))
         """
     )
     con.execute(
@@ -326,15 +339,16 @@ def _scan_unsegmented(
         pos AS (
             SELECT col, whole, r, unnest(range(1, length(r))) AS i
             FROM runs
-            WHERE length(r) >= {MIN_IDENTIFIER_LENGTH} AND regexp_matches(r, '{_UNSEGMENTED}')
+            WHERE length(r) >= {MIN_UNSEGMENTED_IDENTIFIER_LENGTH}
+              AND regexp_matches(r, '{_UNSEGMENTED}')
         ),
         cand AS (
-            SELECT p.col, p.whole, p.r, p.i, c.lv, c.source, c.len
+            SELECT p.col, p.whole, p.r, p.i, c.lv, c.key, c.source, c.len
             FROM pos p JOIN {s.unseg} c ON substr(p.r, p.i, 2) = c.head
         )
         SELECT DISTINCT ?, col, lv, source, true
         FROM cand
-        WHERE substr(r, i, len) = lv AND NOT (whole AND i = 1 AND len = length(r))
+        WHERE substr(r, i, len) = key AND NOT (whole AND i = 1 AND len = length(r) AND key = lv)
         """,
         [table],
     )

@@ -74,7 +74,12 @@ from benchforge.anonymize.transform.sql import (
     ql,
     row_key_sql,
 )
-from benchforge.anonymize.transform.text import MIN_IDENTIFIER_LENGTH, Scrubber
+from benchforge.anonymize.transform.text import (
+    UNSEGMENTED_SQL,
+    Scrubber,
+    long_enough_sql,
+    unsegmented_spellings,
+)
 from benchforge.core.progress import ProgressEvent, RowsGenerated
 
 WORK = "work.main"
@@ -243,7 +248,7 @@ class _Pass:
         self.con.execute(
             f"""CREATE OR REPLACE TABLE {IDENTIFIERS} AS
                 SELECT DISTINCT lower(v) AS lv FROM ({union})
-                WHERE v IS NOT NULL AND length(v) >= {MIN_IDENTIFIER_LENGTH}
+                WHERE v IS NOT NULL AND {long_enough_sql("v")}
                   AND NOT (regexp_full_match(v, '[+-]?[0-9][0-9.,\\s]*')
                            AND length(regexp_replace(v, '[^0-9]', '', 'g'))
                                < {MIN_NUMERIC_IDENTIFIER_DIGITS})"""
@@ -437,19 +442,23 @@ class _Pass:
 
         def add(table: str, original: str, released: str, where: str) -> None:
             # Only identifiers whose first alphanumeric run occurs as a word of some scrubbed
-            # text can ever match there (the scrubber matches on ASCII word boundaries, so a
-            # match's first run is a whole run of the text): the rest never reach Python.
+            # text can ever match there (outside unsegmented scripts the scrubber matches on
+            # word boundaries, so a match's first run is a whole run of the text): the rest
+            # never reach Python. Identifiers in an unsegmented script match anywhere.
             for o, r in self.con.execute(
                 f"SELECT DISTINCT {original} AS o, {released} FROM src.raw.{qi(table)} s "
                 f"POSITIONAL JOIN rel.raw.{qi(table)} r WHERE {where} "
-                f"AND length(o) >= {MIN_IDENTIFIER_LENGTH} "
+                f"AND {long_enough_sql('o')} "
                 f"AND NOT (regexp_full_match(o, '[+-]?[0-9][0-9.,\\s]*') "
                 f"AND length(regexp_replace(o, '[^0-9]', '', 'g')) "
                 f"< {MIN_NUMERIC_IDENTIFIER_DIGITS}) "
-                f"AND regexp_extract(lower(o), '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
+                f"AND (regexp_extract(lower(o), '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
+                f"OR regexp_matches(o, '{UNSEGMENTED_SQL}')) "
                 "ORDER BY 1, 2"
             ).fetchall():
                 deny.setdefault(o, r)
+                for spelling, replacement in unsegmented_spellings(o, r):
+                    deny.setdefault(spelling, replacement)
 
         for table, spec in self.policy.tables.items():
             for column, col in spec.columns.items():
@@ -469,6 +478,8 @@ class _Pass:
                 released = f"concat_ws({sep}, {', '.join(f'trim(r.{c}::VARCHAR)' for c in cols)})"
                 where = " AND ".join(f"s.{c} IS NOT NULL AND r.{c} IS NOT NULL" for c in cols)
                 add(table, original, released, where)
+                if len(cols) > 1:
+                    add(table, *_family_name_first(cols, ident.separator), where)
         return deny
 
     def _text_vocabulary(self) -> str:
@@ -592,6 +603,25 @@ class _Pass:
             outcome = self.outcomes[table][c]
             outcome.changed = int(row[2 * i])
             outcome.nulls_added = int(row[2 * i + 1])
+
+
+def _family_name_first(cols: list[str], separator: str) -> tuple[str, str]:
+    """A composite identifier in an unsegmented script as Chinese and Japanese write a name:
+    the parts in reverse order (family name first), with no separator; the original and its
+    replacement, over ``s`` and ``r``. NULL for originals in other scripts (never deny-listed)."""
+
+    def joined(alias: str) -> str:
+        return f"concat({', '.join(f'trim({alias}.{c}::VARCHAR)' for c in reversed(cols))})"
+
+    original = (
+        f"CASE WHEN regexp_matches({joined('s')}, '{UNSEGMENTED_SQL}') THEN {joined('s')} END"
+    )
+    as_released = f"concat_ws({ql(separator)}, {', '.join(f'trim(r.{c}::VARCHAR)' for c in cols)})"
+    released = (
+        f"CASE WHEN regexp_matches({joined('r')}, '{UNSEGMENTED_SQL}') THEN {joined('r')} "
+        f"ELSE {as_released} END"
+    )
+    return original, released
 
 
 def _ddl(columns: dict[str, str]) -> str:

@@ -6,8 +6,12 @@ quote the same values ("Called Jane Smith on +1-555-010-2233"). Two recognizers 
 - a **deny-list** of every original identifier the policy replaces (emails, phones, full names,
   account codes), matched case-insensitively on word boundaries by one Aho-Corasick automaton, so
   a mention becomes the *same* replacement its structured column got and text and tables stay
-  consistent. Identifiers shorter than :data:`MIN_IDENTIFIER_LENGTH` are left out (a two-letter
-  code would hit inside every sentence);
+  consistent. A boundary is any place where a letter or digit does not continue the match
+  (accented letters included: 'Berg' is not replaced inside 'Öberg'), except beside a character
+  of a script written without spaces (Han, kana, Hangul, Thai): '田中太郎様', 'Smithさん' match.
+  Identifiers shorter than :data:`MIN_IDENTIFIER_LENGTH` are left out (a two-letter code would
+  hit inside every sentence), or than :data:`MIN_UNSEGMENTED_IDENTIFIER_LENGTH` when they are
+  written in such a script (a Chinese name has two or three characters);
 - **patterns** for identifiers nobody listed: emails, phone numbers, IBANs (mod-97 checked), card
   numbers (Luhn checked), IPv4 addresses and URLs, each replaced by a placeholder (``<EMAIL>``).
 
@@ -42,6 +46,52 @@ MIN_IDENTIFIER_LENGTH = 4
 """Identifiers shorter than this (after trimming) never join the deny-list; the privacy report's
 verbatim leak count uses the same floor."""
 
+MIN_UNSEGMENTED_IDENTIFIER_LENGTH = 2
+"""The floor for identifiers containing a character of a script written without spaces: one
+Han character carries about a word (王伟, 田中 are names)."""
+
+UNSEGMENTED_RANGES = (
+    "\u0e00-\u0e7f"  # Thai
+    "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"  # Hangul
+    "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f"  # kana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han
+)
+_UNSEGMENTED_CHAR = re.compile(f"[{UNSEGMENTED_RANGES}]")
+UNSEGMENTED_SQL = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}]"
+"""The same scripts as a DuckDB (RE2) character class."""
+
+
+def is_unsegmented(text: str) -> bool:
+    """Whether ``text`` contains a character of a script written without spaces."""
+    return _UNSEGMENTED_CHAR.search(text) is not None
+
+
+def unsegmented_spellings(original: str, replacement: str) -> list[tuple[str, str]]:
+    """Other spellings of an identifier in an unsegmented script: '佐藤 直子' is written
+    '佐藤直子' in running text (its replacement loses its spaces too when it is in such a
+    script)."""
+    if not is_unsegmented(original) or not re.search(r"\s", original):
+        return []
+    compact = re.sub(r"\s+", "", replacement) if is_unsegmented(replacement) else replacement
+    return [(re.sub(r"\s+", "", original), compact)]
+
+
+def long_enough(identifier: str) -> bool:
+    """Whether a (trimmed) identifier is long enough to be deny-listed and searched for."""
+    floor = (
+        MIN_UNSEGMENTED_IDENTIFIER_LENGTH if is_unsegmented(identifier) else MIN_IDENTIFIER_LENGTH
+    )
+    return len(identifier) >= floor
+
+
+def long_enough_sql(expr: str) -> str:
+    """:func:`long_enough` in DuckDB SQL over a VARCHAR expression."""
+    return (
+        f"(length({expr}) >= {MIN_IDENTIFIER_LENGTH} OR (length({expr}) >= "
+        f"{MIN_UNSEGMENTED_IDENTIFIER_LENGTH} AND regexp_matches({expr}, '{UNSEGMENTED_SQL}')))"
+    )
+
+
 PATTERN_ORDER: tuple[PatternKind, ...] = ("email", "url", "iban", "card", "ipv4", "phone")
 RECOGNIZERS: tuple[str, ...] = ("deny_list", *PATTERN_ORDER)
 """Recognizer names, in the order that breaks ties between identical spans."""
@@ -58,7 +108,6 @@ PLACEHOLDERS: dict[PatternKind, str] = {
 _BATCH_ROWS = 65_536  # rows joined into one string for the automaton: bounds peak memory
 _BATCH_BYTES = 64 << 20
 _SEPARATOR = "\x00"
-_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 # ----------------------------------------------------------------------------- patterns
 
@@ -246,7 +295,7 @@ class Scrubber:
             {
                 key.strip(): value
                 for key, value in deny.items()
-                if len(key.strip()) >= MIN_IDENTIFIER_LENGTH and _SEPARATOR not in key
+                if long_enough(key.strip()) and _SEPARATOR not in key
             }.items()
         )
         if not originals:
@@ -301,9 +350,9 @@ class Scrubber:
             entry = entries[idx]
             end = end_index + 1
             start = end - entry.length
-            if start > 0 and text[start - 1] in _ALNUM:
+            if start > 0 and _continues(text[start - 1], text[start]):
                 continue
-            if end < size and text[end] in _ALNUM:
+            if end < size and _continues(text[end], text[end - 1]):
                 continue
             row = int(np.searchsorted(starts, start, side="right")) - 1
             found = text[start:end]
@@ -376,6 +425,14 @@ class Scrubber:
         mask = np.zeros(len(values), dtype=bool)
         mask[changed_rows] = True
         return pc.replace_with_mask(values, pa.array(mask), pa.array(changed_texts, values.type))
+
+
+def _continues(outside: str, inside: str) -> bool:
+    """Whether the character beside a match continues its word: a letter or digit, unless
+    either side is written without spaces (where words are not delimited)."""
+    if not outside.isalnum():
+        return False
+    return not (_UNSEGMENTED_CHAR.match(outside) or _UNSEGMENTED_CHAR.match(inside))
 
 
 def _batches(values: pa.Array) -> Iterator[tuple[int, int]]:

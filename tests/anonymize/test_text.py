@@ -286,3 +286,41 @@ def test_prefilters_never_drop_a_match(monkeypatch: pytest.MonkeyPatch) -> None:
     assert fast == slow
     assert fast_hits == slow_hits
     assert set(fast_hits) == {"deny_list", "email", "phone", "card", "iban", "ipv4", "url"}
+
+
+CJK_DENY = {
+    "田中太郎": "佐藤花子",
+    "山田商事株式会社": "鈴木工業株式会社",
+    "王小明": "李华强",
+    "华为技术有限公司": "星辰科技有限公司",
+    "Smith": "Brown",
+    "Berg": "Dahl",
+    "Borg": "Holm",
+}
+
+
+def test_cjk_identifiers_are_replaced_without_word_boundaries() -> None:
+    """Japanese and Chinese write no spaces between words: a listed name or company inside a
+    run of CJK text is replaced, and a Latin name glued to CJK text too."""
+    out, hits = scrub(
+        [
+            "山田商事株式会社の田中太郎様より連絡。",
+            "王小明是华为技术有限公司的经理",
+            "Smithさんと田中太郎さん",
+        ],
+        deny=CJK_DENY,
+    )
+    assert out == [
+        "鈴木工業株式会社の佐藤花子様より連絡。",
+        "李华强是星辰科技有限公司的经理",
+        "Brownさんと佐藤花子さん",
+    ]
+    assert hits == Counter({"deny_list": 6})
+
+
+def test_a_latin_name_inside_a_longer_latin_word_is_not_replaced() -> None:
+    """Word boundaries stay for Latin text, accented letters included: 'Berg' in 'Öberg' and
+    'Borg' in 'Borgå' are parts of other words."""
+    out, hits = scrub(["Öberg and Borgå, not Berg or Borg.", "Smithé"], deny=CJK_DENY)
+    assert out == ["Öberg and Borgå, not Dahl or Holm.", "Smithé"]
+    assert hits == Counter({"deny_list": 2})
