@@ -1,6 +1,7 @@
 """The privacy section of the release report: verbatim identifier leaks, k-anonymity and
-l-diversity over the declared quasi-identifiers, distance-based record linkage, and the
-singling-out / linkability / inference attacks (see each module for the method).
+l-diversity over the declared quasi-identifiers, distance-based record linkage, the
+singling-out / linkability / inference attacks, and the search for combinations of kept columns
+that re-identify rows whatever the policy declares (see each module for the method).
 
 Works on one DuckDB connection with the source attached as ``src`` and the release as ``rel``
 (rows aligned by rowid). Nothing in the section holds an original value: counts, rates and
@@ -22,6 +23,7 @@ from benchforge.anonymize.report.kanon import (
 )
 from benchforge.anonymize.report.leaks import LeakFinding, scan_leaks
 from benchforge.anonymize.report.linkage import LinkageResult, record_linkage
+from benchforge.anonymize.report.reident import ReidentificationResult, search_table
 from benchforge.anonymize.transform.models import TransformManifest
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "LinkageResult",
     "PrivacyInputError",
     "PrivacySection",
+    "ReidentificationResult",
     "privacy_section",
 ]
 
@@ -42,11 +45,60 @@ class PrivacySection(BaseModel):
     k_anonymity: list[KAnonymityResult]
     linkage: list[LinkageResult]
     attacks: list[AttackRisk]
+    reidentification: list[ReidentificationResult] = Field(
+        default_factory=list,
+        description="Per table whose rows carry a replaced identifier: the kept columns and "
+        "their worst re-identifying combinations.",
+    )
     notes: list[str]
 
 
 def _released(con: duckdb.DuckDBPyConnection, table: str, manifest: TransformManifest) -> bool:
     return table in manifest.tables and bool(catalog_columns(con, "rel", table))
+
+
+# A table none of whose columns is pseudonymized, faked or suppressed is released as it is (a
+# catalog, a reference list): there is no hidden identity for a combination to re-identify.
+IDENTITY_RULES = ("pseudonymize", "fake", "suppress")
+
+
+def _hides_identity(policy: Policy, table: str) -> bool:
+    spec = policy.tables.get(table)
+    if spec is None:
+        return False
+    replaced = any(c.rule.rule in IDENTITY_RULES for c in spec.columns.values())
+    declared = table in policy.quasi_identifiers or any(x.table == table for x in policy.linkage)
+    return replaced or declared
+
+
+def reidentification_search(
+    con: duckdb.DuckDBPyConnection,
+    policy: Policy,
+    manifest: TransformManifest,
+    *,
+    sample_rows: int = 5000,
+    seed: int = 0,
+) -> tuple[list[ReidentificationResult], list[str]]:
+    """The kept-column search on every released table that hides an identity, and notes on
+    the tables left out."""
+    results: list[ReidentificationResult] = []
+    skipped: list[str] = []
+    for table in policy.tables:
+        if not _released(con, table, manifest):
+            continue
+        if not _hides_identity(policy, table):
+            skipped.append(table)
+            continue
+        results.append(search_table(con, table, policy, sample_rows=sample_rows, seed=seed))
+    notes = (
+        [
+            "re-identification: not searched (no column pseudonymized, faked or suppressed: "
+            f"released as is): {', '.join(skipped)}"
+        ]
+        if skipped
+        else []
+    )
+    return results, notes
 
 
 def privacy_section(
@@ -121,6 +173,11 @@ def privacy_section(
         attacks.extend(risks)
         notes.extend(attack_notes)
 
+    reident, reident_notes = reidentification_search(
+        con, policy, manifest, sample_rows=sample_rows, seed=seed
+    )
+    notes.extend(reident_notes)
+
     return PrivacySection(
         leaked_identifiers=scan.leaked_identifiers,
         identifiers_checked=scan.identifiers_checked,
@@ -128,5 +185,6 @@ def privacy_section(
         k_anonymity=kanon,
         linkage=linkage,
         attacks=attacks,
+        reidentification=reident,
         notes=notes,
     )

@@ -337,6 +337,52 @@ def _attacks(report: ReleaseReport, t: Thresholds) -> ThresholdResult:
     )
 
 
+def _reidentification(report: ReleaseReport, t: Thresholds) -> ThresholdResult:
+    """The worst kept-column combination of each searched table; a table the policy marks
+    report-only is named with its reason but does not refuse the release."""
+    name, limit = "max_reidentification_rate", t.max_reidentification_rate
+    found = [(r, r.worst) for r in report.privacy.reidentification if r.worst is not None]
+    if not found:
+        return ThresholdResult(
+            name=name,
+            value=None,
+            limit=limit,
+            op="<=",
+            passed=True,
+            detail="no kept columns to search",
+        )
+    gated = [(r, w) for r, w in found if r.report_only is None]
+    over = sorted(((r, w) for r, w in gated if w.rate > limit + SLACK), key=lambda rw: -rw[1].rate)
+    failing = [
+        f"{r.table}: {' + '.join(w.columns)} ({w.rate:.4f}) -> {w.suggestion}" for r, w in over
+    ]
+    if failing:
+        detail = (
+            f"{len(failing)} of {len(gated)} tables re-identified above {limit} by kept "
+            f"columns: {_names(failing)}"
+        )
+    elif gated:
+        r, w = max(gated, key=lambda rw: rw[1].rate)
+        detail = f"worst {r.table}: {' + '.join(w.columns)} ({w.rate:.4f})"
+    else:
+        detail = "every searched table is report only"
+    reported = [
+        f"{r.table} ({r.report_only}): {' + '.join(w.columns)} {w.rate:.4f}"
+        for r, w in found
+        if r.report_only is not None
+    ]
+    if reported:
+        detail += f"; report only: {_names(reported)}"
+    return ThresholdResult(
+        name=name,
+        value=max((w.rate for _, w in gated), default=None),
+        limit=limit,
+        op="<=",
+        passed=not failing,
+        detail=detail,
+    )
+
+
 def _benchmark(report: ReleaseReport, t: Thresholds) -> ThresholdResult:
     name = "require_benchmark"
     if not t.require_benchmark:
@@ -410,6 +456,7 @@ def evaluate_thresholds(report: ReleaseReport, thresholds: Thresholds) -> list[T
         ),
         _linkage(report, t),
         _attacks(report, t),
+        _reidentification(report, t),
         _k(report, t),
         _benchmark(report, t),
     ]

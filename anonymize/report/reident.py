@@ -1,0 +1,353 @@
+"""Quasi-identifiers found by the data: which combinations of the columns a release keeps
+re-identify its rows, whatever the policy declares.
+
+An attacker knows some original values of a person (when they registered, their job title, a
+figure from a filing) and looks for them in the release. A column is *kept* when its released
+values still match the originals: equal, or for a number within a relative ``tolerance``
+(``|original - released| <= tolerance * |released|``; a near-unchanged amount is as good as an
+exact one to an attacker who allows for rounding). Columns whose rule replaces the value
+(pseudonymize, fake, scrub, suppress) are not candidates; a column that matches its original on
+at most ``max_reidentification_rate`` of the rows is not kept either, since no combination that
+contains it can re-identify more rows than that.
+
+The *re-identification rate* of a combination is the share of sampled released rows that the
+attacker links to exactly one source row, their own: every column of the combination matches
+the row's own original, and no other source row matches all of them. The source side is the
+whole table (uniqueness in the population), the released side a deterministic sample
+(``ORDER BY hash(rowid, seed)``, as the linkage and attack measures draw it).
+
+The search is level by level (Apriori-like): every kept column alone, then combinations of
+``max_columns`` at most, each built from measured combinations that stay at or under the
+threshold (a combination whose part already re-identifies more is reported as it is and not
+extended), most promising first (the highest rate among its parts, then the most distinct
+values), at most ``max_combinations`` per table. Everything runs in DuckDB: values are encoded
+once per table (a hash for exact columns, a DOUBLE for numbers), exact combinations are counted
+with one GROUP BY over the source, combinations with a number by a band join.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import uuid
+from typing import Literal
+
+import duckdb
+from pydantic import BaseModel, Field
+
+from benchforge.anonymize.policy.models import Policy
+from benchforge.anonymize.report.kanon import catalog_columns, quote, table_ref
+from benchforge.anonymize.sqltypes import is_numeric_type
+
+MatchKind = Literal["key", "number", "timestamp", "text", "category"]
+
+# Rules whose released values are not the originals (an attacker cannot match them).
+REPLACING_RULES = ("pseudonymize", "fake", "scrub", "suppress")
+TOP_COMBINATIONS = 10
+# A number with fewer distinct values than this share of rows is a code or a count: matched
+# exactly (a tolerance would only merge neighbouring codes and blow up the band join).
+NUMBER_DISTINCT_SHARE = 0.05
+# A text column with at least this many distinct values reads as free text (titles, names of
+# things) rather than a category.
+TEXT_DISTINCT = 50
+# Stands in for a NULL number: a band around it holds only other NULLs.
+_NULL_NUMBER = -1.0e300
+_TEMPORAL = ("DATE", "TIMESTAMP", "TIME")
+
+
+class KeptColumn(BaseModel):
+    """A column the release keeps: how it is matched and how often it matches."""
+
+    column: str
+    kind: MatchKind
+    matched_share: float = Field(
+        description="Share of sampled released rows equal to (or within the tolerance of) "
+        "their own original."
+    )
+    distinct: int = Field(description="Distinct source values.")
+
+
+class ReidentifyingCombination(BaseModel):
+    """A combination of kept columns and the share of sampled rows it re-identifies."""
+
+    columns: list[str]
+    rate: float
+    suggestion: str = Field(description="A rule that would break the combination.")
+
+
+class ReidentificationResult(BaseModel):
+    """The search over one table's kept columns, worst combinations first."""
+
+    table: str
+    sampled: int = Field(description="Released rows the attacker tries to re-identify.")
+    source_rows: int
+    tolerance: float
+    kept: list[KeptColumn]
+    not_kept: list[str] = Field(default_factory=list, description="'column (why)'.")
+    measured: int = Field(description="Combinations measured.")
+    capped: int = Field(default=0, description="Candidate combinations left out by the cap.")
+    combinations: list[ReidentifyingCombination] = Field(
+        description=f"The {TOP_COMBINATIONS} worst, highest rate first."
+    )
+    report_only: str | None = Field(
+        default=None, description="Why the policy reports this table without gating on it."
+    )
+
+    @property
+    def worst(self) -> ReidentifyingCombination | None:
+        return self.combinations[0] if self.combinations else None
+
+
+def _kind(dtype: str, distinct: int, rows: int, is_key: bool) -> MatchKind:
+    if is_key:
+        return "key"
+    if dtype.startswith(_TEMPORAL):
+        return "timestamp"
+    if is_numeric_type(dtype):
+        return "number" if distinct >= NUMBER_DISTINCT_SHARE * rows else "category"
+    return "text" if distinct >= TEXT_DISTINCT else "category"
+
+
+def _encode(column: str, kind: MatchKind) -> str:
+    col = quote(column)
+    if kind == "number":
+        return f"coalesce(TRY_CAST({col} AS DOUBLE), {_NULL_NUMBER})"
+    return f"hash(CAST({col} AS VARCHAR))"
+
+
+def suggestion(column: KeptColumn, tolerance: float) -> str:
+    """The rule that would break a combination, for its most identifying column."""
+    name = column.column
+    if column.kind == "key":
+        return f"key: pseudonymize {name} (a kept key names its row)"
+    if column.kind == "timestamp":
+        return f"timestamp: coarsen {name} (to the day or month) or shift it by a per-entity offset"
+    if column.kind == "text":
+        return f"free-text title: generalize {name} with a frequency floor (rare values grouped)"
+    if column.kind == "number":
+        return f"amount: perturb {name} with a minimum relative change above {tolerance:g}"
+    return f"generalize {name} (coarser categories)"
+
+
+class _Search:
+    """The temp tables and queries of one table's search (see the module docstring)."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        table: str,
+        kinds: dict[str, MatchKind],
+        tolerance: float,
+        sample_rows: int,
+        seed: int,
+    ):
+        self.con = con
+        self.kinds = kinds
+        self.tolerance = tolerance
+        tag = uuid.uuid4().hex[:10]
+        self.src, self.rel, self.own = (f"_reid_{tag}_{s}" for s in ("src", "rel", "own"))
+        self.index = {c: i for i, c in enumerate(kinds)}
+        cols = ", ".join(f"{_encode(c, k)} AS c{i}" for i, (c, k) in enumerate(kinds.items()))
+        con.execute(
+            f"CREATE TEMP TABLE {self.src} AS SELECT rowid AS rid, {cols} "
+            f"FROM {table_ref('src', table)}"
+        )
+        con.execute(
+            f"CREATE TEMP TABLE {self.rel} AS SELECT rowid AS rid, {cols} "
+            f"FROM {table_ref('rel', table)} "
+            f"ORDER BY hash(rowid, {int(seed)}), rowid LIMIT {int(sample_rows)}"
+        )
+        matches = ", ".join(
+            f"coalesce({self._match(f'r.c{i}', f's.c{i}', k)}, false) AS m{i}"
+            for i, k in enumerate(kinds.values())
+        )
+        con.execute(
+            f"CREATE TEMP TABLE {self.own} AS SELECT r.rid, {matches} "
+            f"FROM {self.rel} r JOIN {self.src} s ON s.rid = r.rid"
+        )
+
+    def _match(self, released: str, original: str, kind: MatchKind) -> str:
+        if kind == "number":
+            return f"abs({original} - {released}) <= {self.tolerance!r} * abs({released})"
+        return f"{original} = {released}"
+
+    def close(self) -> None:
+        for name in (self.own, self.rel, self.src):
+            self.con.execute(f"DROP TABLE IF EXISTS {name}")
+
+    def sampled(self) -> int:
+        row = self.con.execute(f"SELECT count(*) FROM {self.rel}").fetchone()
+        return int(row[0]) if row else 0
+
+    def matched_shares(self) -> dict[str, float]:
+        avgs = ", ".join(f"avg(m{i}::INTEGER)" for i in range(len(self.kinds)))
+        row = self.con.execute(f"SELECT {avgs} FROM {self.own}").fetchone()
+        assert row is not None
+        return {c: float(v or 0.0) for c, v in zip(self.kinds, row, strict=True)}
+
+    def rate(self, columns: tuple[str, ...], sampled: int) -> float:
+        """Share of the sampled rows re-identified by ``columns`` (module docstring)."""
+        idx = [self.index[c] for c in columns]
+        own = " AND ".join(f"o.m{i}" for i in idx)
+        exact = [i for i, c in zip(idx, columns, strict=True) if self.kinds[c] != "number"]
+        numbers = [i for i, c in zip(idx, columns, strict=True) if self.kinds[c] == "number"]
+        if not numbers:
+            keys = ", ".join(f"c{i}" for i in exact)
+            on = " AND ".join(f"g.c{i} = r.c{i}" for i in exact)
+            sql = (
+                f"SELECT count(*) FROM {self.rel} r JOIN {self.own} o ON o.rid = r.rid "
+                f"JOIN (SELECT {keys}, count(*) AS n FROM {self.src} GROUP BY {keys}) g "
+                f"ON {on} WHERE g.n = 1 AND {own}"
+            )
+        else:
+            tol = repr(self.tolerance)
+            conds = [f"s.c{i} = r.c{i}" for i in exact]
+            for i in numbers:
+                conds.append(f"s.c{i} >= r.c{i} - {tol} * abs(r.c{i})")
+                conds.append(f"s.c{i} <= r.c{i} + {tol} * abs(r.c{i})")
+            sql = (
+                f"SELECT count(*) FROM (SELECT r.rid FROM {self.rel} r JOIN {self.src} s "
+                f"ON {' AND '.join(conds)} GROUP BY r.rid HAVING count(*) = 1) u "
+                f"JOIN {self.own} o ON o.rid = u.rid WHERE {own}"
+            )
+        row = self.con.execute(sql).fetchone()
+        return (int(row[0]) if row else 0) / sampled if sampled else 0.0
+
+
+def _candidates(
+    level: int,
+    kept: list[str],
+    rates: dict[tuple[str, ...], float],
+    limit: float,
+    distinct: dict[str, int],
+) -> list[tuple[str, ...]]:
+    """Combinations of ``level`` kept columns whose every part was measured at or under the
+    limit, most promising first."""
+    order = {c: i for i, c in enumerate(kept)}
+    frontier = [c for c, r in rates.items() if len(c) == level - 1 and r <= limit]
+    found: set[tuple[str, ...]] = set()
+    for parent in frontier:
+        for column in kept[order[parent[-1]] + 1 :]:
+            combo = (*parent, column)
+            parts = list(itertools.combinations(combo, level - 1))
+            if all(p in rates and rates[p] <= limit for p in parts):
+                found.add(combo)
+
+    def score(combo: tuple[str, ...]) -> tuple[float, float]:
+        parts = itertools.combinations(combo, level - 1)
+        return (
+            max(rates[p] for p in parts),
+            sum(math.log(max(distinct[c], 1)) for c in combo),
+        )
+
+    return sorted(found, key=lambda c: (*(-s for s in score(c)), c))
+
+
+def search_table(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    policy: Policy,
+    *,
+    sample_rows: int = 5000,
+    seed: int = 0,
+    keep_all: bool = False,
+) -> ReidentificationResult:
+    """The worst combinations of ``table``'s kept columns (all measured ones with
+    ``keep_all``), with the source attached as ``src`` and the release as ``rel``."""
+    settings = policy.reidentification
+    limit = policy.thresholds.max_reidentification_rate
+    spec = policy.tables.get(table)
+    rules = spec.columns if spec is not None else {}
+    keys = {*spec.primary_key, *spec.foreign_keys} if spec is not None else set()
+    src_cols = catalog_columns(con, "src", table)
+    rel_cols = catalog_columns(con, "rel", table)
+    not_kept: list[str] = []
+    candidates: list[str] = []
+    for column in src_cols:
+        rule = rules[column].rule.rule if column in rules else None
+        if column not in rel_cols:
+            not_kept.append(f"{column} (not released)")
+        elif rule in REPLACING_RULES:
+            not_kept.append(f"{column} ({rule})")
+        else:
+            candidates.append(column)
+    row = con.execute(
+        f"SELECT count(*){''.join(f', count(DISTINCT {quote(c)})' for c in candidates)} "
+        f"FROM {table_ref('src', table)}"
+    ).fetchone()
+    assert row is not None
+    source_rows = int(row[0])
+    distinct = {c: int(v) for c, v in zip(candidates, row[1:], strict=True)}
+    kinds = {c: _kind(src_cols[c], distinct[c], source_rows, c in keys) for c in candidates}
+    result = ReidentificationResult(
+        table=table,
+        sampled=0,
+        source_rows=source_rows,
+        tolerance=settings.tolerance,
+        kept=[],
+        not_kept=not_kept,
+        measured=0,
+        combinations=[],
+        report_only=settings.report_only.get(table),
+    )
+    if not candidates or source_rows == 0:
+        return result
+    search = _Search(con, table, kinds, settings.tolerance, sample_rows, seed)
+    try:
+        sampled = search.sampled()
+        shares = search.matched_shares()
+        kept: list[KeptColumn] = []
+        for c in candidates:
+            if distinct[c] < 2:
+                not_kept.append(f"{c} (one value)")
+            elif shares[c] <= limit:
+                not_kept.append(f"{c} (matches its original on {shares[c]:.1%})")
+            else:
+                kept.append(
+                    KeptColumn(
+                        column=c, kind=kinds[c], matched_share=shares[c], distinct=distinct[c]
+                    )
+                )
+        names = [k.column for k in kept]
+        rates: dict[tuple[str, ...], float] = {}
+        budget, capped = settings.max_combinations, 0
+        for level in range(1, settings.max_columns + 1):
+            todo = (
+                [(c,) for c in names]
+                if level == 1
+                else _candidates(level, names, rates, limit, distinct)
+            )
+            share = budget // (settings.max_columns - level + 1)
+            capped += max(len(todo) - share, 0)
+            for combo in todo[:share]:
+                rates[combo] = search.rate(combo, sampled)
+            budget -= min(len(todo), share)
+    finally:
+        search.close()
+    by_name = {k.column: k for k in kept}
+
+    def driver(combo: tuple[str, ...]) -> KeptColumn:
+        return max(
+            (by_name[c] for c in combo),
+            key=lambda k: (rates.get((k.column,), 0.0), k.distinct),
+        )
+
+    ranked = sorted(rates.items(), key=lambda item: (-item[1], len(item[0]), item[0]))
+    shown = ranked if keep_all else ranked[:TOP_COMBINATIONS]
+    return result.model_copy(
+        update={
+            "sampled": sampled,
+            "kept": kept,
+            "not_kept": not_kept,
+            "measured": len(rates),
+            "capped": capped,
+            "combinations": [
+                ReidentifyingCombination(
+                    columns=list(combo),
+                    rate=rate,
+                    suggestion=suggestion(driver(combo), settings.tolerance),
+                )
+                for combo, rate in shown
+            ],
+        }
+    )
