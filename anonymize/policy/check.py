@@ -25,6 +25,7 @@ from benchforge.anonymize.policy.loader import LoadedPolicy, did_you_mean
 from benchforge.anonymize.policy.models import (
     Column,
     Derive,
+    FrequencyFloor,
     Generalize,
     Keep,
     Perturb,
@@ -260,6 +261,14 @@ class _Checker:
                 )
             if not self.has_column(table, rule.entity):
                 self.unknown_column(f"{path}.entity", table, rule.entity)
+        elif isinstance(rule, FrequencyFloor):
+            if family != "text":
+                self.problem(where, f"frequency_floor needs a text column; {column} is {dtype}")
+            for other in rule.within:
+                if other == column:
+                    self.problem(f"{path}.within", f"{column} cannot be counted within itself")
+                elif not self.has_column(table, other):
+                    self.unknown_column(f"{path}.within", table, other)
         elif isinstance(rule, Generalize):
             self.check_generalize(column, rule, dtype, family, path)
         elif isinstance(rule, Derive):

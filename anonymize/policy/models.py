@@ -134,6 +134,16 @@ class Perturb(_Strict):
         description="Columns of the table whose canonical values (upper(trim())) key the "
         "random draw instead of the primary key (a hash of the whole original row without one).",
     )
+    min_relative_change: float = Field(
+        default=0.0,
+        ge=0,
+        le=0.5,
+        description="lsd only: every non-zero value moves by at least this share of itself "
+        "(rounded up to its resolution), in the direction lsd moved it (a keyed side when lsd "
+        "left it unchanged: a value with no more than `digits` digits). Without it short values "
+        "are released exactly; with it a value may leave its lsd block, so keep it 0 where a "
+        "threshold on the leading digits matters.",
+    )
     stream: str | None = Field(
         default=None,
         description="lsd only: name of the draw stream (default: the table and column). "
@@ -153,17 +163,56 @@ class Perturb(_Strict):
             )
         if self.stream is not None and not self.key:
             raise ValueError("stream needs key: the columns that identify the shared figure")
+        if self.min_relative_change and self.method != "lsd":
+            raise ValueError("min_relative_change works with method lsd only")
         return self
+
+
+TimeUnit = Literal["minute", "hour", "day", "week", "month"]
 
 
 class ShiftDates(_Strict):
     """Every date of one entity moves by the same keyed offset in [-max_days, max_days]
-    (intervals inside an entity unchanged); ``whole_weeks`` keeps weekdays."""
+    (intervals inside an entity unchanged); ``whole_weeks`` keeps weekdays. ``coarsen``
+    truncates the shifted value to the unit (order kept, ties allowed); ``max_days: 0`` with
+    ``coarsen`` only truncates."""
 
     rule: Literal["shift_dates"] = "shift_dates"
     entity: str = Field(description="Column of the same table naming the entity (a key).")
-    max_days: int = Field(default=28, ge=1, le=3650)
+    max_days: int = Field(default=28, ge=0, le=3650)
     whole_weeks: bool = True
+    coarsen: TimeUnit | None = Field(
+        default=None, description="Truncate the shifted value to this unit (date_trunc)."
+    )
+
+    @model_validator(mode="after")
+    def _shift_or_coarsen(self) -> ShiftDates:
+        if self.max_days == 0 and self.coarsen is None:
+            raise ValueError("max_days 0 shifts nothing: give coarsen, or a max_days above 0")
+        return self
+
+
+class FrequencyFloor(_Strict):
+    """A categorical value (a job title) shared by fewer than ``min_count`` rows, counted within
+    each combination of the ``within`` columns, is released as its family, or as ``other`` when
+    the family's rare rows are fewer than ``min_count`` too. The family is ``families[value]``
+    when listed (a role hierarchy), else the head noun of the title (``head_noun``: the last word
+    before a comma, parentheses dropped: 'Civil engineer, contracting' -> 'Engineer'), else
+    none. So every released class but ``other`` holds at least ``min_count`` rows within its
+    group. NULL stays NULL."""
+
+    rule: Literal["frequency_floor"] = "frequency_floor"
+    min_count: int = Field(ge=2, le=1_000_000)
+    family: Literal["head_noun", "none"] = "head_noun"
+    families: dict[str, str] = Field(
+        default_factory=dict, description="value -> family (wins over the head noun)."
+    )
+    within: list[str] = Field(
+        default_factory=list,
+        description="Columns of the same table the attacker would combine with this one: the "
+        "floor counts rows within each of their combinations.",
+    )
+    other: str = "Other"
 
 
 class Generalize(_Strict):
@@ -211,7 +260,16 @@ class Suppress(_Strict):
 
 
 ColumnRule = Annotated[
-    Keep | Pseudonymize | Fake | Perturb | ShiftDates | Generalize | Scrub | Derive | Suppress,
+    Keep
+    | Pseudonymize
+    | Fake
+    | Perturb
+    | ShiftDates
+    | FrequencyFloor
+    | Generalize
+    | Scrub
+    | Derive
+    | Suppress,
     Field(discriminator="rule"),
 ]
 RULE_NAMES = (
@@ -220,6 +278,7 @@ RULE_NAMES = (
     "fake",
     "perturb",
     "shift_dates",
+    "frequency_floor",
     "generalize",
     "scrub",
     "derive",

@@ -8,6 +8,11 @@ account's dates move together in every table keyed by that account: intervals in
 (created -> closed, start -> end) are unchanged. A row whose entity is NULL gets an offset keyed
 by its own noise key. Columns of one table sharing an entity and parameters share one offset
 table.
+
+``coarsen`` truncates the shifted value to a unit (``date_trunc``): an exact instant is often a
+key on its own (a contact's creation second), while the hour or day, moved with its entity,
+keeps order (ties allowed), intervals to the unit and seasonality. ``max_days: 0`` only
+truncates (no offset table, no join).
 """
 
 from __future__ import annotations
@@ -59,7 +64,10 @@ def build_offsets(
     rule: ShiftDates,
     key: bytes,
 ) -> None:
-    """The offset of every distinct canonical entity value of one source table."""
+    """The offset of every distinct canonical entity value of one source table (nothing to
+    build when the rule only coarsens)."""
+    if rule.max_days == 0:
+        return
     side, _ = _steps(rule)
     index = f"{hex_int_sql('h', 1, 15)} % {2 * side}"
     con.execute(
@@ -78,12 +86,20 @@ def shift_column(
     :func:`build_offsets`); ``salt`` keys the offsets of rows without an entity."""
     if not is_temporal(type_):
         raise TransformError(f"{column}: shift_dates needs a DATE or TIMESTAMP column, not {type_}")
+    x = col(SRC, column)
+    if rule.max_days == 0:
+        return ColumnSQL(expr=_coarsened(x, type_, rule))
     side, _ = _steps(rule)
     row_index = f"floor({uniform_sql(salt, f'{SRC}.{KEY}')} * {2 * side})::BIGINT"
     days = f"coalesce({alias}.days, {offset_from_index(row_index, rule)})"
-    x = col(SRC, column)
     shifted = f"{x} + {days}::INTEGER" if type_ == "DATE" else f"{x} + to_days({days}::INTEGER)"
     join = (
         f"LEFT JOIN {work_table} {alias} ON {alias}.canon = {canonical_sql(col(SRC, rule.entity))}"
     )
-    return ColumnSQL(expr=f"CAST({shifted} AS {type_})", joins=[join])
+    return ColumnSQL(expr=_coarsened(f"({shifted})", type_, rule), joins=[join])
+
+
+def _coarsened(value: str, type_: str, rule: ShiftDates) -> str:
+    if rule.coarsen is None:
+        return f"CAST({value} AS {type_})"
+    return f"CAST(date_trunc('{rule.coarsen}', {value}) AS {type_})"

@@ -27,6 +27,12 @@ covers every number or date without inventing a bin). :func:`plan_generalization
 past ``max_level``; the branch exists so the expression is defined for every level.
 
 NULL quasi-identifier values stay NULL at every level and form one class of their own.
+
+The frequency floor (:func:`build_frequency_floor`) is a fixed recoding, not part of the k
+search: a free-text category such as a job title has hundreds of values a few rows each, and
+with the country and department beside it names one person; a value shared by fewer than
+``min_count`` rows within its group becomes its family (the head noun: 'Civil engineer,
+contracting' -> 'Engineer') or ``other``.
 """
 
 from __future__ import annotations
@@ -34,8 +40,9 @@ from __future__ import annotations
 import duckdb
 from pydantic import BaseModel, Field
 
-from benchforge.anonymize.policy.models import Generalize, QuasiIdentifiers
+from benchforge.anonymize.policy.models import FrequencyFloor, Generalize, QuasiIdentifiers
 from benchforge.anonymize.sqltypes import is_numeric_type
+from benchforge.anonymize.transform.sql import SRC, ColumnSQL, TransformError, bind, col, is_text
 from benchforge.core.errors import BenchforgeError
 
 _DATE_PARTS = ("month", "quarter", "year", "decade")
@@ -280,4 +287,73 @@ def plan_generalization(
         classes=classes,
         rows=rows,
         within_budget=within_budget,
+    )
+
+
+# ----------------------------------------------------------------- frequency floor
+
+
+def head_noun_sql(value: str) -> str:
+    """The head noun of a job title, capitalized: the last word (split on spaces and '/') of the
+    part before the first comma, parentheses dropped; NULL when there is none."""
+    before_comma = f"regexp_replace(split_part({value}, ',', 1), '\\([^)]*\\)', '', 'g')"
+    word = f"regexp_extract(trim({before_comma}), '([^\\s/]+)$', 1)"
+    return bind(word, "__w", "nullif(upper(left(__w, 1)) || lower(substr(__w, 2)), '')")
+
+
+def _family_sql(value: str, rule: FrequencyFloor) -> str:
+    listed = " ".join(
+        f"WHEN {_sql_string(v)} THEN {_sql_string(f)}" for v, f in sorted(rule.families.items())
+    )
+    explicit = f"CASE {value} {listed} END" if listed else "NULL"
+    fallback = head_noun_sql(value) if rule.family == "head_noun" else "NULL"
+    return f"coalesce({explicit}, {fallback})"
+
+
+def build_frequency_floor(
+    con: duckdb.DuckDBPyConnection,
+    work_table: str,
+    source_table: str,
+    column: str,
+    rule: FrequencyFloor,
+) -> None:
+    """``work_table``: (within columns, ``__v`` original value, ``__out`` released value) for
+    every distinct non-NULL value of ``column`` within its group (see :class:`FrequencyFloor`)."""
+    within = [quote_identifier(c) for c in rule.within]
+    groups = "".join(f"{w}, " for w in within)
+    n = rule.min_count
+    con.execute(
+        f"""CREATE OR REPLACE TABLE {work_table} AS
+            WITH counted AS (
+                SELECT {groups}{quote_identifier(column)} AS __v, count(*) AS __n
+                FROM {source_table} WHERE {quote_identifier(column)} IS NOT NULL GROUP BY ALL),
+            families AS (
+                SELECT *, CASE WHEN __n < {n} THEN {_family_sql("__v", rule)} END AS __fam
+                FROM counted),
+            family_counts AS (
+                SELECT *, sum(CASE WHEN __n < {n} THEN __n ELSE 0 END)
+                          OVER (PARTITION BY {groups}__fam) AS __fam_n
+                FROM families)
+            SELECT {groups}__v,
+                   CASE WHEN __n >= {n} THEN __v
+                        WHEN __fam IS NOT NULL AND __fam_n >= {n} THEN __fam
+                        ELSE {_sql_string(rule.other)} END AS __out
+            FROM family_counts"""
+    )
+
+
+def floor_column(
+    column: str, rule: FrequencyFloor, work_table: str, alias: str, type_: str = "VARCHAR"
+) -> ColumnSQL:
+    """The released column, joined to the mapping :func:`build_frequency_floor` wrote."""
+    if not is_text(type_):
+        raise TransformError(f"{column}: frequency_floor needs a VARCHAR column, not {type_}")
+    match = "".join(
+        f" AND {alias}.{quote_identifier(w)} IS NOT DISTINCT FROM {col(SRC, w)}"
+        for w in rule.within
+    )
+    join = f"LEFT JOIN {work_table} {alias} ON {alias}.__v = {col(SRC, column)}{match}"
+    return ColumnSQL(
+        expr=f"CASE WHEN {col(SRC, column)} IS NULL THEN NULL ELSE {alias}.__out END",
+        joins=[join],
     )

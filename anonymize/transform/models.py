@@ -17,6 +17,11 @@ class ColumnOutcome(BaseModel):
         description="People whose fake full name spelled a real one: this part was redrawn.",
     )
     generalization_level: int | None = None
+    unchanged_share: float | None = Field(
+        default=None,
+        description="perturb: share of the non-NULL values released exactly as they were (lsd "
+        "leaves values of no more than `digits` digits unchanged unless min_relative_change).",
+    )
     scrub_hits: dict[str, int] = Field(
         default_factory=dict, description="Free text: replacements per recognizer."
     )

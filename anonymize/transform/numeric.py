@@ -17,7 +17,11 @@ release. NULLs stay NULL.
   the sign) is parsed, perturbed exactly as a DOUBLE column with the same draw would be (so
   ``'349,224.00'`` and ``349224.0`` in one stream stay equal), and written back in the text's
   format: prefix, suffix, decimals shown and digit grouping kept. Text without a parsable number
-  is left as it is.
+  is left as it is. With ``min_relative_change`` m, a non-zero value lsd moved by less than
+  ``m * |x|`` (short values, which plain lsd releases exactly) is moved by ``m * |x|`` rounded
+  up to the value's resolution instead, on the side lsd moved it (a keyed side when lsd left it
+  unchanged; away from zero when the step would reach zero), so no non-zero value is released
+  within ``m`` of itself; such a value may leave its lsd block.
 - ``noise``: ``x + N(0, (scale * sd)^2)`` with sd the column's (or the ``group_by`` group's)
   sample standard deviation, rounded back to the value's resolution as above. Clamped to
   ``min`` / ``max``; without ``min``, a column with no negative value is clamped at 0 (an
@@ -125,8 +129,39 @@ def _clamp(expr: str, low: float | None, high: float | None) -> str:
     return expr
 
 
-def lsd_sql(x: str, type_: str, digits: int, u: str) -> str:
+def _resolution_of(x: str, type_: str) -> str:
+    """Decimals of the value's resolution (NULL: a double with more than 9 decimals)."""
+    if is_integer(type_):
+        return "0"
+    scale = decimal_scale(type_)
+    return str(scale) if scale is not None else f"anon_decimals(({x})::DOUBLE)"
+
+
+def min_change_sql(x: str, y: str, type_: str, share: float, u: str) -> str:
+    """``y`` (lsd of ``x``) moved to at least ``share * |x|`` away from ``x`` (see the module
+    docstring); the step is rounded up to the resolution of ``x``."""
+    d = _resolution_of("__x0", type_)
+    raw = f"{share!r} * abs(__x0)"
+    # 1e-9 absorbs the binary error of an exact product (0.02 * 100 = 2.0000000000000004)
+    step = f"CASE WHEN {d} IS NULL THEN {raw} ELSE ceil({raw} * 10 ** {d} - 1e-9) / 10 ** {d} END"
+    side = "CASE WHEN __y > __x0 THEN 1 WHEN __y < __x0 THEN -1 WHEN __u < 0.5 THEN -1 ELSE 1 END"
+    moved = (
+        f"CASE WHEN __s >= abs(__x0) THEN __x0 + sign(__x0) * __s ELSE __x0 + ({side}) * __s END"
+    )
+    body = (
+        f"CASE WHEN __y IS NULL OR __x0 = 0 OR abs(__y - __x0) >= {raw} THEN __y "
+        f"ELSE {bind(step, '__s', moved)} END"
+    )
+    return bind(f"({x})::DOUBLE", "__x0", bind(f"({y})::DOUBLE", "__y", bind(u, "__u", body)))
+
+
+def lsd_sql(x: str, type_: str, digits: int, u: str, min_change: float = 0.0) -> str:
     """Least-significant-digit perturbation of a numeric value (see the module docstring)."""
+    plain = _plain_lsd_sql(x, type_, digits, u)
+    return min_change_sql(x, plain, type_, min_change, u) if min_change else plain
+
+
+def _plain_lsd_sql(x: str, type_: str, digits: int, u: str) -> str:
     sign = "(CASE WHEN __x < 0 THEN -1 ELSE 1 END)"
     if is_integer(type_):
         body = f"{sign} * anon_lsd_n(abs(__x)::HUGEINT, {digits}, {u})"
@@ -186,12 +221,13 @@ def render_like_sql(v: str, y: str) -> str:
     return bind(_text_parts(v), "__r", bind(y, "__y", body))
 
 
-def lsd_text_sql(v: str, digits: int, u: str, low: float | None, high: float | None) -> str:
+def lsd_text_sql(
+    v: str, digits: int, u: str, low: float | None, high: float | None, min_change: float = 0.0
+) -> str:
     """lsd of a number stored as text: parsed, perturbed exactly as a DOUBLE column with the same
     draw ``u`` would be, written back in the text's format."""
-    new = bind(
-        _clamp(lsd_sql("__n", "DOUBLE", digits, u), low, high), "__y", _render_parts("__p", "__y")
-    )
+    perturbed = _clamp(lsd_sql("__n", "DOUBLE", digits, u, min_change), low, high)
+    new = bind(perturbed, "__y", _render_parts("__p", "__y"))
     body = f"CASE WHEN __n IS NULL THEN {v} ELSE {new} END"
     return bind(_text_parts(v), "__p", bind(_parse_parts("__p"), "__n", body))
 
@@ -236,11 +272,16 @@ def perturb_column(
                 f"{table}.{column}: numbers stored as text only take method lsd, not {rule.method}"
             )
         u = uniform_sql(salt, key)
-        return ColumnSQL(expr=lsd_text_sql(x, rule.digits, u, rule.min, rule.max))
+        return ColumnSQL(
+            expr=lsd_text_sql(x, rule.digits, u, rule.min, rule.max, rule.min_relative_change)
+        )
     if not is_numeric(type_):
         raise TransformError(f"{table}.{column}: perturb needs a numeric column, not {type_}")
     if rule.method == "lsd":
-        expr = _clamp(lsd_sql(x, type_, rule.digits, uniform_sql(salt, key)), rule.min, rule.max)
+        u = uniform_sql(salt, key)
+        expr = _clamp(
+            lsd_sql(x, type_, rule.digits, u, rule.min_relative_change), rule.min, rule.max
+        )
         if is_integer(type_):
             expr = _resolution_round(expr, x, type_)
         # NULL checked outermost: greatest() and least() skip NULL arguments

@@ -46,6 +46,7 @@ from benchforge.anonymize.policy.identifiers import (
 from benchforge.anonymize.policy.models import (
     Derive,
     Fake,
+    FrequencyFloor,
     Generalize,
     Perturb,
     Policy,
@@ -56,7 +57,12 @@ from benchforge.anonymize.policy.models import (
 from benchforge.anonymize.transform import dates, fake, numeric, pseudonym
 from benchforge.anonymize.transform.aggregate import aggregate_select
 from benchforge.anonymize.transform.derive import wrap_derived
-from benchforge.anonymize.transform.generalize import GeneralizationError, plan_generalization
+from benchforge.anonymize.transform.generalize import (
+    GeneralizationError,
+    build_frequency_floor,
+    floor_column,
+    plan_generalization,
+)
 from benchforge.anonymize.transform.models import ColumnOutcome, TableOutcome, TransformManifest
 from benchforge.anonymize.transform.sql import (
     KEY,
@@ -331,6 +337,10 @@ class _Pass:
                 alias="o" + work_table.rsplit("_", 1)[1],
                 salt=noise_salt(self.secret, f"shift_dates|{table}|{rule.entity}"),
             )
+        if isinstance(rule, FrequencyFloor):
+            work_table = self._work_table("floor")
+            build_frequency_floor(self.con, work_table, f"src.raw.{qi(table)}", column, rule)
+            return floor_column(column, rule, work_table, alias, type_)
         if rule.rule == "suppress":
             return ColumnSQL(expr=f"CAST(NULL AS {type_})")
         # keep; derive, generalize and scrub start from the source value and are applied later
@@ -594,6 +604,7 @@ class _Pass:
             q = qi(c)
             parts.append(f"count(*) FILTER (WHERE s.{q} IS DISTINCT FROM r.{q})")
             parts.append(f"count(*) FILTER (WHERE s.{q} IS NOT NULL AND r.{q} IS NULL)")
+            parts.append(f"count(*) FILTER (WHERE s.{q} IS NOT NULL)")
         row = self.con.execute(
             f"SELECT {', '.join(parts)} FROM src.raw.{qi(table)} s "
             f"POSITIONAL JOIN rel.raw.{qi(table)} r"
@@ -601,8 +612,12 @@ class _Pass:
         assert row is not None
         for i, c in enumerate(columns):
             outcome = self.outcomes[table][c]
-            outcome.changed = int(row[2 * i])
-            outcome.nulls_added = int(row[2 * i + 1])
+            changed, nulls_added, non_null = (int(v) for v in row[3 * i : 3 * i + 3])
+            outcome.changed = changed
+            outcome.nulls_added = nulls_added
+            if outcome.rule == "perturb" and non_null:
+                # short values plain lsd cannot move are released exactly: say how many
+                outcome.unchanged_share = (non_null - changed) / non_null
 
 
 def _family_name_first(cols: list[str], separator: str) -> tuple[str, str]:
@@ -681,8 +696,14 @@ def _rule_problems(
             out.append(f"{where}: shift_dates needs a DATE or TIMESTAMP column, not {type_}")
         if rule.entity not in cols:
             out.append(f"{where}: shift_dates entity {rule.entity} does not exist")
-        if rule.whole_weeks and rule.max_days < 7:
+        if rule.whole_weeks and 0 < rule.max_days < 7:
             out.append(f"{where}: whole_weeks with max_days < 7 leaves no offset")
+    elif isinstance(rule, FrequencyFloor):
+        if not is_text(type_):
+            out.append(f"{where}: frequency_floor needs a VARCHAR column, not {type_}")
+        for c in rule.within:
+            if c not in cols:
+                out.append(f"{where}: frequency_floor refers to missing column {c}")
     elif isinstance(rule, Generalize):
         spec = policy.quasi_identifiers.get(table)
         if spec is None or column not in spec.columns:

@@ -341,6 +341,20 @@ def test_unknown_column_suggests(con, tmp_path) -> None:
             "min",
             "min 5.0 is above max 1.0",
         ),
+        (
+            "customers",
+            "visits",
+            {"rule": "frequency_floor", "min_count": 5},
+            "rule",
+            "frequency_floor needs a text column; visits is INTEGER",
+        ),
+        (
+            "customers",
+            "note",
+            {"rule": "frequency_floor", "min_count": 5, "within": ["county"]},
+            "within",
+            "no column 'county' in raw.customers",
+        ),
     ],
 )
 def test_rule_does_not_fit_the_column(con, tmp_path, table, column, rule, path, message) -> None:

@@ -111,3 +111,39 @@ def test_non_temporal_column_and_no_whole_week_are_refused() -> None:
         build_offsets(
             con, "work.main.o", "src.raw.t", "e", ShiftDates(entity="e", max_days=6), b"k"
         )
+
+
+def test_coarsened_shift_truncates_and_keeps_order_within_an_entity() -> None:
+    con = _con()
+    con.execute(
+        "CREATE TABLE src.raw.events AS SELECT 'CON-' || (i % 30)::VARCHAR AS contact, "
+        "TIMESTAMP '2023-03-01 00:00:00' + to_minutes(i * 37) AS at FROM range(900) r(i)"
+    )
+    rule = ShiftDates(entity="contact", max_days=28, coarsen="hour")
+    rows = _shift(con, "events", rule, {"at": "TIMESTAMP"})
+    by_entity: dict[str, list[tuple[dt.datetime, dt.datetime]]] = {}
+    for contact, at, new in rows:
+        assert new.minute == 0 and new.second == 0
+        days = _expected_days(contact, rule)
+        assert new == (at + dt.timedelta(days=days)).replace(minute=0, second=0)
+        by_entity.setdefault(contact, []).append((at, new))
+    for pairs in by_entity.values():
+        pairs.sort()
+        news = [n for _, n in pairs]
+        assert news == sorted(news)  # order kept (ties allowed)
+
+
+def test_coarsen_alone_keeps_the_day_and_order() -> None:
+    con = _con()
+    con.execute(
+        "CREATE TABLE src.raw.t AS SELECT 'E' || (i % 7)::VARCHAR AS e, "
+        "TIMESTAMP '2024-01-01 00:00:00' + to_minutes(i * 91) AS at FROM range(500) r(i)"
+    )
+    rule = ShiftDates(entity="e", max_days=0, coarsen="day")
+    rows = _shift(con, "t", rule, {"at": "TIMESTAMP"})
+    assert all(new == dt.datetime(at.year, at.month, at.day) for _, at, new in rows)
+
+
+def test_max_days_zero_needs_coarsen() -> None:
+    with pytest.raises(ValueError, match="coarsen"):
+        ShiftDates(entity="e", max_days=0)

@@ -318,3 +318,61 @@ def test_quantile_keeps_the_multiset_and_the_ranking_mostly() -> None:
     n = len(values)
     spearman = 1 - 6 * sum((a - b) ** 2 for a, b in zip(ra, rb, strict=True)) / (n * (n * n - 1))
     assert 0.95 < spearman < 1.0
+
+
+# ---------------------------------------------------------------- lsd with a minimum change
+
+
+def _short_counts() -> list[tuple[str, int, float, str]]:
+    """Campaign-like counts: most have three digits or fewer, which plain lsd never touches."""
+    rng = random.Random(11)
+    rows = []
+    for i in range(1000):
+        n = int(rng.lognormvariate(5, 1.5)) + 1
+        rows.append((f"C{i}", n, n / 4, f"{n:,}"))
+    return rows
+
+
+def test_plain_lsd_leaves_short_values_unchanged() -> None:
+    rows = _short_counts()
+    con = _con(rows, "id VARCHAR, n INTEGER, x DOUBLE, t VARCHAR")
+    out = _apply(con, Perturb(method="lsd"), "n", "INTEGER", ["id"])
+    unchanged = sum(y == n for (_, n, _, _), y in zip(rows, out, strict=True)) / len(rows)
+    assert unchanged > 0.5
+
+
+@pytest.mark.parametrize(("column", "type_"), [("n", "INTEGER"), ("x", "DOUBLE")])
+def test_min_relative_change_moves_every_value_by_at_least_the_share(
+    column: str, type_: str
+) -> None:
+    rows = _short_counts()
+    con = _con(rows, "id VARCHAR, n INTEGER, x DOUBLE, t VARCHAR")
+    rule = Perturb(method="lsd", min_relative_change=0.02)
+    out = _apply(con, rule, column, type_, ["id"])
+    index = 1 if column == "n" else 2
+    for row, y in zip(rows, out, strict=True):
+        x = row[index]
+        assert abs(y - x) >= 0.02 * abs(x) - 1e-9
+        # no more than the minimum rounded up to the value's resolution, or lsd's own change
+        e = math.floor(math.log10(abs(x)))
+        resolution = 10.0 ** -next(d for d in range(3) if round(x, d) == x)
+        assert abs(y - x) <= max(0.02 * abs(x) + resolution, 10 ** (e - 2)) + 1e-9
+        assert (y > 0) == (x > 0)
+    moved_up = sum(y > row[index] for row, y in zip(rows, out, strict=True))
+    assert 300 < moved_up < 700  # both directions
+
+
+def test_min_relative_change_on_text_equals_the_numeric_draw() -> None:
+    rows = _short_counts()
+    con = _con(rows, "id VARCHAR, n INTEGER, x DOUBLE, t VARCHAR")
+    rule = Perturb(method="lsd", min_relative_change=0.02)
+    text = _apply(con, rule, "t", "VARCHAR", ["id"])
+    numbers = _apply(con, rule, "n", "INTEGER", ["id"])
+    assert [float(t.replace(",", "")) for t in text] == [float(n) for n in numbers]
+
+
+def test_min_relative_change_is_bounded() -> None:
+    with pytest.raises(ValueError):
+        Perturb(method="lsd", min_relative_change=0.6)
+    with pytest.raises(ValueError, match="lsd"):
+        Perturb(method="noise", min_relative_change=0.01)

@@ -468,3 +468,47 @@ def test_an_existing_destination_is_not_overwritten(tmp_path: Path) -> None:
     with pytest.raises(TransformError, match="exists"):
         _run(tmp_path, policy_dict())
     assert (tmp_path / "rel.duckdb").read_text() == "keep me"
+
+
+def test_unchanged_share_min_change_floor_and_coarsened_dates(release, tmp_path: Path) -> None:
+    """Plain lsd releases short values exactly and the manifest says how many; with a minimum
+    relative change none is; a frequency floor and coarsened shifted dates run in the pass."""
+    con, plain, _ = release
+    same = con.execute(
+        "SELECT count(*) FROM src.raw.accounts s POSITIONAL JOIN rel.raw.accounts r "
+        "WHERE s.employees = r.employees"
+    ).fetchone()
+    employees = plain.tables["accounts"].columns["employees"]
+    # 37 and 74 have two digits; a redrawn digit equal to the original leaves a few more
+    assert same is not None and same[0] >= 2
+    assert employees.unchanged_share == pytest.approx(same[0] / ACCOUNTS)
+    assert plain.tables["accounts"].columns["seq"].unchanged_share is None  # kept, not perturbed
+    build_source(tmp_path / "source.duckdb")
+    spec = policy_dict()
+    accounts = spec["tables"]["accounts"]["columns"]
+    accounts["employees"] = {
+        "rule": "perturb",
+        "method": "lsd",
+        "digits": 2,
+        "min_relative_change": 0.05,
+    }
+    contacts = spec["tables"]["contacts"]["columns"]
+    contacts["country"] = {"rule": "frequency_floor", "min_count": 41, "within": ["seq"]}
+    deals = spec["tables"]["deals"]["columns"]
+    for column in ("created", "closed"):
+        deals[column] = {"rule": "shift_dates", "entity": "account_id", "coarsen": "month"}
+    spec["quasi_identifiers"] = {}
+    contacts["birth"] = "keep"
+    manifest = anonymize_warehouse(
+        tmp_path / "source.duckdb",
+        tmp_path / "release.duckdb",
+        Policy.model_validate(spec),
+        SECRET,
+        threads=1,
+    )
+    assert manifest.tables["accounts"].columns["employees"].unchanged_share == 0
+    with duckdb.connect(str(tmp_path / "release.duckdb"), read_only=True) as con:
+        countries = {r[0] for r in con.execute("SELECT country FROM raw.contacts").fetchall()}
+        days = {r[0] for r in con.execute("SELECT day(created) FROM raw.deals").fetchall()}
+    assert countries == {"Other"}
+    assert days == {1}
