@@ -119,6 +119,29 @@ def preflight(source_dir: Path, loaded: LoadedPolicy) -> tuple[DatasetRecord, by
     return record, secret
 
 
+GOLD_PROJECT_FILE = "dbt_project.yml"
+BENCHMARK_SWITCH = "thresholds.require_benchmark"
+
+
+def benchmark_preflight(domain: str, loaded: LoadedPolicy, gold_repo: Path) -> str | None:
+    """Whether the benchmark check (the domain's gold dbt project built on the release) can run,
+    decided before the transform: None when it can; the reason it will be skipped when the
+    policy does not require it; a :class:`ReleaseError` naming the policy field that turns it
+    off when the policy requires it and there is no project."""
+    if (gold_repo / GOLD_PROJECT_FILE).is_file():
+        return None
+    problem = (
+        f"no gold dbt project for domain '{domain}' ({gold_repo / GOLD_PROJECT_FILE} is missing)"
+    )
+    if not loaded.policy.thresholds.require_benchmark:
+        return f"{problem}; the policy does not require the check ({BENCHMARK_SWITCH}: false)"
+    raise ReleaseError(
+        f"{problem}: the benchmark check (gold build + task verification) cannot run, so the "
+        f"release would be refused. Add the project there, or set `{BENCHMARK_SWITCH}: false` "
+        f"in the policy ({loaded.source}) to publish without the check. Nothing was written."
+    )
+
+
 def stage_release(
     source_dir: Path,
     loaded: LoadedPolicy,

@@ -5,7 +5,9 @@ stage (policy check, transform, Parquet, report) -> benchmark check (the domain'
 repository builds on the release with every test passing; the domain's tasks self-verify on it:
 gold 100, do-nothing 0) -> thresholds -> publish. A release below any threshold of its policy is
 refused: the flow fails, nothing is published, and the report (published as a Prefect artifact
-either way) says why.
+either way) says why. A domain without a gold dbt project is found before the transform: refused
+there when the policy requires the benchmark check (the message names
+``thresholds.require_benchmark``), else the check is skipped and the report says why.
 
 The flow and ``benchforge anonymize --no-prefect`` run one sequence, :func:`make_release`: the
 flow passes its Prefect tasks as the :class:`ReleaseSteps`, :data:`PLAIN_STEPS` are the same
@@ -29,6 +31,7 @@ from benchforge.anonymize.policy.loader import LoadedPolicy, load_policy, shippe
 from benchforge.anonymize.release import (
     ReleaseRefused,
     StagedRelease,
+    benchmark_preflight,
     preflight,
     source_record,
     stage_release,
@@ -266,6 +269,7 @@ def make_release(
         record = source_record(source)
         loaded = resolve_policy(policy, record.domain)
         preflight(source, loaded)  # bad policy, missing secret: fails before anything is written
+        skipped = benchmark_preflight(record.domain, loaded, find_catalogue().repo(record.domain))
         location = out or default_release_location(record.domain, record.scale, record.seed)
         suite = verify_suite
         if suite is None:
@@ -278,6 +282,10 @@ def make_release(
             failing = [t.name for t in staged.report.failing if t.name != "require_benchmark"]
             if failing:  # refused whatever the benchmark says: do not spend minutes on it
                 steps.log("thresholds failed (%s): benchmark check skipped", ", ".join(failing))
+            elif skipped:
+                steps.log("benchmark check skipped: %s", skipped)
+                bench = _skipped_benchmark(skipped)
+                staged.report = staged.report.with_benchmark(bench, loaded.policy.thresholds)
             else:
                 write_release_record(staged, target.out)  # staging: tasks need a dataset.json
                 bench = steps.benchmark(staged, suite, str(Path(tmp) / "bench"))
@@ -294,6 +302,12 @@ def make_release(
             raise
     steps.log("release of %s published to %s", record.domain, published.location)
     return published
+
+
+def _skipped_benchmark(reason: str) -> BenchmarkSection:
+    return BenchmarkSection(
+        gold_build_success=False, models=0, tests=0, passed=False, skipped=reason
+    )
 
 
 def _keep_refused_report(staged: StagedRelease, location: str) -> Path | None:

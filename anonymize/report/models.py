@@ -206,6 +206,9 @@ class BenchmarkSection(BaseModel):
     error: str | None = None
     tasks: list[TaskCheck] = Field(default_factory=list)
     passed: bool
+    skipped: str | None = Field(
+        default=None, description="Why the check did not run (the policy does not require it)."
+    )
 
 
 class ThresholdResult(BaseModel):
