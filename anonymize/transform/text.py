@@ -11,7 +11,7 @@ quote the same values ("Called Jane Smith on +1-555-010-2233"). Two recognizers 
   of a script written without spaces (Han, kana, Hangul, Thai): '田中太郎様', 'Smithさん' match.
   Identifiers shorter than :data:`MIN_IDENTIFIER_LENGTH` are left out (a two-letter code would
   hit inside every sentence), or than :data:`MIN_UNSEGMENTED_IDENTIFIER_LENGTH` when they are
-  written in such a script (a Chinese name has two or three characters);
+  written in such a script;
 - **patterns** for identifiers nobody listed: emails, phone numbers, IBANs (mod-97 checked), card
   numbers (Luhn checked), IPv4 addresses and URLs, each replaced by a placeholder (``<EMAIL>``).
 
@@ -46,9 +46,11 @@ MIN_IDENTIFIER_LENGTH = 4
 """Identifiers shorter than this (after trimming) never join the deny-list; the privacy report's
 verbatim leak count uses the same floor."""
 
-MIN_UNSEGMENTED_IDENTIFIER_LENGTH = 2
+MIN_UNSEGMENTED_IDENTIFIER_LENGTH = 3
 """The floor for identifiers containing a character of a script written without spaces: one
-Han character carries about a word (王伟, 田中 are names)."""
+Han character carries about a word, so a three-character Chinese name (王小明) is one; two
+characters are not enough, because without word boundaries a two-character name is found
+inside longer names and words (王伟 inside 王伟华, a fake)."""
 
 UNSEGMENTED_RANGES = (
     "\u0e00-\u0e7f"  # Thai
