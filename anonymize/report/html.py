@@ -321,7 +321,9 @@ def _utility(report: ReleaseReport) -> str:
     )
 
 
-def _privacy(p: PrivacySection, linkage_limit: float, risk_limit: float) -> str:
+def _privacy(
+    p: PrivacySection, linkage_limit: float, risk_limit: float, reident_limit: float
+) -> str:
     parts = [
         "<h2>Privacy</h2>",
         f'<p class="meta">{p.leaked_identifiers} leaked identifier values '
@@ -432,9 +434,42 @@ def _privacy(p: PrivacySection, linkage_limit: float, risk_limit: float) -> str:
             ],
         )
     )
+    parts.append(_reidentification(p, reident_limit))
     if p.notes:
         parts.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in p.notes) + "</ul>")
     return "".join(parts)
+
+
+def _reidentification(p: PrivacySection, limit: float) -> str:
+    """The worst kept-column combinations of each searched table (three per table)."""
+    rows: list[tuple[Sequence[str], bool]] = []
+    for r in p.reidentification:
+        for c in r.combinations[:3]:
+            gated = r.report_only is None
+            rows.append(
+                (
+                    [
+                        _e(r.table),
+                        _e(" + ".join(c.columns)),
+                        _f(c.rate),
+                        str(r.sampled),
+                        f"{len(r.kept)} ({r.measured} combinations"
+                        + (f", {r.capped} capped" if r.capped else "")
+                        + ")",
+                        _e(c.suggestion) if gated else _e(f"report only: {r.report_only}"),
+                    ],
+                    gated and c.rate > limit,
+                )
+            )
+    return (
+        "<h3>Re-identification by kept columns</h3>"
+        f'<p class="meta">combinations of columns the release keeps (numbers within the '
+        f"tolerance), worst first; limit {limit:g}</p>"
+        + _table(
+            ["table", "attacker knows", "rate", "sampled", "kept columns", "suggested rule"],
+            rows,
+        )
+    )
 
 
 def _benchmark(report: ReleaseReport) -> str:
@@ -479,6 +514,7 @@ def render_html(report: ReleaseReport) -> str:
     limits = {r.name: r.limit for r in report.thresholds}
     linkage_limit = limits.get("max_linkage_rate") or 0.25
     risk_limit = limits.get("max_attack_risk") or 0.5
+    reident_limit = limits.get("max_reidentification_rate") or 0.05
     body = "".join(
         [
             f"<h1>Release report: {_e(report.dataset)}</h1>",
@@ -490,7 +526,7 @@ def render_html(report: ReleaseReport) -> str:
             _fidelity(report),
             _relational(report),
             _utility(report),
-            _privacy(report.privacy, linkage_limit, risk_limit),
+            _privacy(report.privacy, linkage_limit, risk_limit, reident_limit),
             _benchmark(report),
             _timings(report),
         ]

@@ -44,6 +44,7 @@ MatchKind = Literal["key", "number", "timestamp", "text", "category"]
 # Rules whose released values are not the originals (an attacker cannot match them).
 REPLACING_RULES = ("pseudonymize", "fake", "scrub", "suppress")
 TOP_COMBINATIONS = 10
+BATCH = 64  # combinations measured by one query
 # A number with fewer distinct values than this share of rows is a code or a count: matched
 # exactly (a tolerance would only merge neighbouring codes and blow up the band join).
 NUMBER_DISTINCT_SHARE = 0.05
@@ -185,33 +186,103 @@ class _Search:
         assert row is not None
         return {c: float(v or 0.0) for c, v in zip(self.kinds, row, strict=True)}
 
-    def rate(self, columns: tuple[str, ...], sampled: int) -> float:
-        """Share of the sampled rows re-identified by ``columns`` (module docstring)."""
-        idx = [self.index[c] for c in columns]
-        own = " AND ".join(f"o.m{i}" for i in idx)
-        exact = [i for i, c in zip(idx, columns, strict=True) if self.kinds[c] != "number"]
-        numbers = [i for i, c in zip(idx, columns, strict=True) if self.kinds[c] == "number"]
-        if not numbers:
-            keys = ", ".join(f"c{i}" for i in exact)
-            on = " AND ".join(f"g.c{i} = r.c{i}" for i in exact)
-            sql = (
-                f"SELECT count(*) FROM {self.rel} r JOIN {self.own} o ON o.rid = r.rid "
-                f"JOIN (SELECT {keys}, count(*) AS n FROM {self.src} GROUP BY {keys}) g "
-                f"ON {on} WHERE g.n = 1 AND {own}"
+    def _own(self, idx: list[int]) -> str:
+        return " AND ".join(f"o.m{i}" for i in idx)
+
+    def _matched_rel(self, q: int, key: str, idx: list[int], extra: str = "") -> str:
+        """Released rows whose own originals match on every column of combination ``q``: the
+        only rows it can re-identify."""
+        return (
+            f"SELECT {q} AS q, r.rid, {key} AS k{extra} FROM {self.rel} r "
+            f"JOIN {self.own} o ON o.rid = r.rid WHERE {self._own(idx)}"
+        )
+
+    def _exact_sql(self, batch: list[list[int]]) -> str:
+        """Rows whose combination of exact values occurs once in the source."""
+        src = " UNION ALL ".join(
+            f"SELECT {q} AS q, hash({', '.join(f'c{i}' for i in idx)}) AS k FROM {self.src}"
+            for q, idx in enumerate(batch)
+        )
+        rel = " UNION ALL ".join(
+            self._matched_rel(q, f"hash({', '.join(f'r.c{i}' for i in idx)})", idx)
+            for q, idx in enumerate(batch)
+        )
+        return (
+            f"SELECT r.q, count(*) FROM ({rel}) r JOIN (SELECT q, k FROM ({src}) "
+            f"GROUP BY q, k HAVING count(*) = 1) g ON g.q = r.q AND g.k = r.k GROUP BY r.q"
+        )
+
+    def _band_sql(self, batch: list[tuple[list[int], int]]) -> str:
+        """Combinations with one number: the source rows inside each released row's band are
+        counted by a sweep (a running count of source values per exact key, read at the band's
+        two ends) rather than a band join, whose size grows with the rows per band. At equal
+        values the low end sorts before the source values and the high end after them."""
+        tol = repr(self.tolerance)
+        parts = []
+        for q, (exact, x) in enumerate(batch):
+            key = f"hash({', '.join(f'c{i}' for i in exact)})" if exact else "0"
+            rkey = f"hash({', '.join(f'r.c{i}' for i in exact)})" if exact else "0"
+            parts.append(
+                f"SELECT {q} AS q, {key} AS k, c{x} AS v, 0 AS side, 1 AS w, "
+                f"NULL::BIGINT AS rid FROM {self.src}"
             )
-        else:
-            tol = repr(self.tolerance)
-            conds = [f"s.c{i} = r.c{i}" for i in exact]
-            for i in numbers:
-                conds.append(f"s.c{i} >= r.c{i} - {tol} * abs(r.c{i})")
-                conds.append(f"s.c{i} <= r.c{i} + {tol} * abs(r.c{i})")
-            sql = (
-                f"SELECT count(*) FROM (SELECT r.rid FROM {self.rel} r JOIN {self.src} s "
-                f"ON {' AND '.join(conds)} GROUP BY r.rid HAVING count(*) = 1) u "
-                f"JOIN {self.own} o ON o.rid = u.rid WHERE {own}"
-            )
-        row = self.con.execute(sql).fetchone()
-        return (int(row[0]) if row else 0) / sampled if sampled else 0.0
+            for side, sign in ((-1, "-"), (1, "+")):
+                band = f", r.c{x} {sign} {tol} * abs(r.c{x}) AS v, {side} AS side, 0 AS w"
+                matched = self._matched_rel(q, rkey, [*exact, x], band)
+                parts.append(f"SELECT q, k, v, side, w, rid FROM ({matched})")
+        return (
+            f"WITH pts AS ({' UNION ALL '.join(parts)}), "
+            "swept AS (SELECT q, rid, side, sum(w) OVER (PARTITION BY q, k ORDER BY v, side "
+            "ROWS UNBOUNDED PRECEDING) AS below FROM pts), "
+            "inside AS (SELECT q, max(below) FILTER (WHERE side = 1) - "
+            "max(below) FILTER (WHERE side = -1) AS n FROM swept WHERE side <> 0 "
+            "GROUP BY q, rid) "
+            "SELECT q, count(*) FROM inside WHERE n = 1 GROUP BY q"
+        )
+
+    def _band_join_sql(self, exact: list[int], numbers: list[int]) -> str:
+        """Two or more numbers (rare): a band join on them."""
+        tol = repr(self.tolerance)
+        conds = [f"s.c{i} = r.c{i}" for i in exact]
+        for i in numbers:
+            conds.append(f"s.c{i} >= r.c{i} - {tol} * abs(r.c{i})")
+            conds.append(f"s.c{i} <= r.c{i} + {tol} * abs(r.c{i})")
+        return (
+            f"SELECT 0, count(*) FROM (SELECT r.rid FROM {self.rel} r JOIN {self.src} s "
+            f"ON {' AND '.join(conds)} GROUP BY r.rid HAVING count(*) = 1) u "
+            f"JOIN {self.own} o ON o.rid = u.rid WHERE {self._own([*exact, *numbers])}"
+        )
+
+    def _counts(self, sql: str, size: int) -> list[int]:
+        counts = [0] * size
+        for q, n in self.con.execute(sql).fetchall():
+            counts[int(q)] = int(n)
+        return counts
+
+    def rates(self, combos: list[tuple[str, ...]], sampled: int) -> dict[tuple[str, ...], float]:
+        """Share of the sampled rows each combination re-identifies (module docstring); one
+        query per batch of combinations of the same shape."""
+        exact_only: list[tuple[tuple[str, ...], list[int]]] = []
+        one_number: list[tuple[tuple[str, ...], tuple[list[int], int]]] = []
+        hits: dict[tuple[str, ...], int] = {}
+        for combo in combos:
+            exact = [self.index[c] for c in combo if self.kinds[c] != "number"]
+            numbers = [self.index[c] for c in combo if self.kinds[c] == "number"]
+            if not numbers:
+                exact_only.append((combo, exact))
+            elif len(numbers) == 1:
+                one_number.append((combo, (exact, numbers[0])))
+            else:
+                hits[combo] = self._counts(self._band_join_sql(exact, numbers), 1)[0]
+        for start in range(0, len(exact_only), BATCH):
+            chunk = exact_only[start : start + BATCH]
+            counts = self._counts(self._exact_sql([i for _, i in chunk]), len(chunk))
+            hits.update(zip((c for c, _ in chunk), counts, strict=True))
+        for start in range(0, len(one_number), BATCH):
+            part = one_number[start : start + BATCH]
+            counts = self._counts(self._band_sql([i for _, i in part]), len(part))
+            hits.update(zip((c for c, _ in part), counts, strict=True))
+        return {c: hits[c] / sampled if sampled else 0.0 for c in combos}
 
 
 def _candidates(
@@ -312,15 +383,14 @@ def search_table(
         rates: dict[tuple[str, ...], float] = {}
         budget, capped = settings.max_combinations, 0
         for level in range(1, settings.max_columns + 1):
-            todo = (
+            todo: list[tuple[str, ...]] = (
                 [(c,) for c in names]
                 if level == 1
                 else _candidates(level, names, rates, limit, distinct)
             )
             share = budget // (settings.max_columns - level + 1)
             capped += max(len(todo) - share, 0)
-            for combo in todo[:share]:
-                rates[combo] = search.rate(combo, sampled)
+            rates.update(search.rates(todo[:share], sampled))
             budget -= min(len(todo), share)
     finally:
         search.close()

@@ -18,6 +18,7 @@ import pytest
 from benchforge.anonymize.policy.loader import LoadedPolicy
 from benchforge.anonymize.policy.models import Policy, Thresholds
 from benchforge.anonymize.report.build import build_report
+from benchforge.anonymize.report.html import render_html
 from benchforge.anonymize.report.models import ReleaseReport
 from benchforge.anonymize.report.reident import ReidentificationResult, search_table
 from benchforge.anonymize.transform import anonymize_warehouse
@@ -204,6 +205,8 @@ def test_old_rules_release_is_refused_naming_the_combination(
     (found,) = report.privacy.reidentification
     assert found.worst is not None and found.worst.columns == ["registered_at"]
     assert found.worst.suggestion.startswith("timestamp")
+    page = render_html(report)
+    assert "Re-identification by kept columns" in page and "registered_at" in page
 
 
 def test_coarsened_release_passes(
