@@ -187,7 +187,7 @@ def summary_lines(report: ReleaseReport) -> list[str]:
     if report.passed:
         skipped = [t for t in report.thresholds if t.value is None and t.passed]
         if skipped:
-            lines.append("not measured: " + "; ".join(f"{t.name} ({t.detail})" for t in skipped))
+            lines.append("checks skipped: " + "; ".join(f"{t.name} ({t.detail})" for t in skipped))
     for t in report.thresholds:
         if not t.passed:
             lines.append(f"FAILED {t.name}: {t.detail}")

@@ -101,6 +101,8 @@ def test_with_the_check_off_the_release_says_what_was_skipped(shop: Path, tmp_pa
         "benchmark: skipped (gold build + task verification): " + report.benchmark.skipped
     ]
     assert not any("FAILED" in line for line in lines)
+    skipped = [line for line in lines if line.startswith("checks skipped: ")]
+    assert len(skipped) == 1 and "require_benchmark (not required)" in skipped[0]
 
 
 def test_a_passed_release_never_reads_beside_a_failed_gold_build(
