@@ -184,6 +184,11 @@ class ShiftDates(_Strict):
     coarsen: TimeUnit | None = Field(
         default=None, description="Truncate the shifted value to this unit (date_trunc)."
     )
+    direction: Literal["both", "later"] = Field(
+        default="both",
+        description="later: offsets in [1, max_days] only, so no date moves before a fixed "
+        "date it followed (a lead never predates its campaign's start).",
+    )
 
     @model_validator(mode="after")
     def _shift_or_coarsen(self) -> ShiftDates:

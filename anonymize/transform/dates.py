@@ -47,9 +47,18 @@ def _steps(rule: ShiftDates) -> tuple[int, int]:
     return rule.max_days, 1
 
 
+def _choices(rule: ShiftDates) -> int:
+    """How many offsets an entity draws from: both signs, or the later side only."""
+    side, _ = _steps(rule)
+    return side if rule.direction == "later" else 2 * side
+
+
 def offset_from_index(index_sql: str, rule: ShiftDates) -> str:
-    """Days for an index in [0, 2 * side): -side..-1, then 1..side, times the step."""
+    """Days for an index in [0, choices): -side..-1, then 1..side (later: 1..side), times the
+    step."""
     side, step = _steps(rule)
+    if rule.direction == "later":
+        return f"(({index_sql}) + 1) * {step}"
     return (
         f"(CASE WHEN ({index_sql}) < {side} THEN ({index_sql}) - {side} "
         f"ELSE ({index_sql}) - {side - 1} END) * {step}"
@@ -68,8 +77,7 @@ def build_offsets(
     build when the rule only coarsens)."""
     if rule.max_days == 0:
         return
-    side, _ = _steps(rule)
-    index = f"{hex_int_sql('h', 1, 15)} % {2 * side}"
+    index = f"{hex_int_sql('h', 1, 15)} % {_choices(rule)}"
     con.execute(
         f"""CREATE OR REPLACE TABLE {work_table} AS
             SELECT canon, {offset_from_index(index, rule)} AS days
@@ -89,8 +97,7 @@ def shift_column(
     x = col(SRC, column)
     if rule.max_days == 0:
         return ColumnSQL(expr=_coarsened(x, type_, rule))
-    side, _ = _steps(rule)
-    row_index = f"floor({uniform_sql(salt, f'{SRC}.{KEY}')} * {2 * side})::BIGINT"
+    row_index = f"floor({uniform_sql(salt, f'{SRC}.{KEY}')} * {_choices(rule)})::BIGINT"
     days = f"coalesce({alias}.days, {offset_from_index(row_index, rule)})"
     shifted = f"{x} + {days}::INTEGER" if type_ == "DATE" else f"{x} + to_days({days}::INTEGER)"
     join = (

@@ -147,3 +147,14 @@ def test_coarsen_alone_keeps_the_day_and_order() -> None:
 def test_max_days_zero_needs_coarsen() -> None:
     with pytest.raises(ValueError, match="coarsen"):
         ShiftDates(entity="e", max_days=0)
+
+
+def test_later_offsets_never_move_a_date_earlier() -> None:
+    con = _con()
+    con.execute(
+        "CREATE TABLE src.raw.t AS SELECT CASE WHEN i % 5 = 0 THEN NULL ELSE 'E' || i::VARCHAR "
+        "END AS e, DATE '2020-06-15' AS d FROM range(600) r(i)"
+    )
+    rule = ShiftDates(entity="e", max_days=28, direction="later")
+    days = {(new - old).days for _, old, new in _shift(con, "t", rule, {"d": "DATE"})}
+    assert days == {7, 14, 21, 28}  # entities and rows without one alike
