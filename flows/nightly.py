@@ -125,7 +125,8 @@ def nightly(
             dataset, synthesized once and reused.
         verify: self-verify every task (gold scores 100, do-nothing 0) before the run.
         verify_mutations: add the exhaustive checks to verification: the mutation and
-            reward-hack catalogues (the scheduled nightly does).
+            reward-hack catalogues, and the judged reward-hack catalogue on the judged suites
+            (the scheduled nightly does).
         concurrency: trials at once.
         limits: per-trial budgets (rounds, seconds, memory).
         run_id: name the run yourself (resuming it needs the same inputs); default
@@ -230,6 +231,7 @@ def nightly(
             limits,
             overrides,
             verify,
+            verify_mutations,
             work,
         )
     create_markdown_artifact(
@@ -267,14 +269,23 @@ def _judged_run(
     limits: AgentLimits,
     overrides: dict[str, str],
     verify: bool,
+    verify_exhaustive: bool,
     work: Path,
 ) -> JudgedNightly:
-    """Verifies, runs, scores (through the judge) and reports the judged suites."""
+    """Verifies, runs, scores (through the judge) and reports the judged suites. As for the
+    executed suites, the judged reward-hack catalogue (40 hostile reports per task, each judged)
+    runs only when the exhaustive checks were asked for."""
     verified = 0
     if verify:
         for suite in suites:
             verified += len(
-                verify_tasks(path=f"task_specs/{suite}", work=str(work), datasets=overrides)
+                verify_tasks(
+                    path=f"task_specs/{suite}",
+                    work=str(work),
+                    mutations=verify_exhaustive,
+                    hacks=verify_exhaustive,
+                    datasets=overrides,
+                )
             )
     summary = run_suite(
         suites=suites,
