@@ -5,7 +5,6 @@ none, and the counts agree with a brute-force search in plain Python."""
 from __future__ import annotations
 
 import re
-import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -263,7 +262,7 @@ def test_no_original_value_in_the_result(tmp_path: Path) -> None:
         assert ident not in text
 
 
-def test_scales_to_tens_of_thousands_of_rows(tmp_path: Path) -> None:
+def test_finds_the_one_leak_among_tens_of_thousands_of_rows(tmp_path: Path) -> None:
     n = 30_000
     src_people = pa.table(
         {
@@ -297,13 +296,11 @@ def test_scales_to_tens_of_thousands_of_rows(tmp_path: Path) -> None:
         }
     )
     con = _connect(tmp_path, {"people": src_people}, {"people": rel_people})
-    start = time.perf_counter()
+    # how long the scan takes is bench/anonymize.py's figure, not a test's
     scan = scan_leaks(con, policy)
-    elapsed = time.perf_counter() - start
     assert scan.identifiers_checked == 2 * n
     assert scan.leaked_identifiers == 1
     assert _count(scan, "people", "note", "people.email", True) == 1
-    assert elapsed < 2.0, f"leak scan took {elapsed:.2f} s"
 
 
 @pytest.mark.parametrize("drop", ["people", "email"])
