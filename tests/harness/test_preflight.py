@@ -48,7 +48,7 @@ def test_a_typod_agent_fails_in_seconds_listing_the_agents(tmp_path: Path) -> No
     assert "unknown agent 'oracel'; did you mean 'oracle'?" in done.stderr
     for name in ("null", "react-de", "single-call", "command=AGENT.yaml"):
         assert name in done.stderr
-    assert seconds < 5, seconds
+    assert seconds < 30, seconds  # a busy machine; synthesizing first would take minutes
     assert not any(tmp_path.iterdir())  # nothing was synthesized or written
 
 
