@@ -45,6 +45,7 @@ MatchKind = Literal["key", "number", "timestamp", "text", "category"]
 REPLACING_RULES = ("pseudonymize", "fake", "scrub", "suppress")
 TOP_COMBINATIONS = 10
 BATCH = 64  # combinations measured by one query
+MASK_BITS = 63  # columns one exact query covers (one UBIGINT bit each)
 # A number with fewer distinct values than this share of rows is a code or a count: matched
 # exactly (a tolerance would only merge neighbouring codes and blow up the band join).
 NUMBER_DISTINCT_SHARE = 0.05
@@ -141,6 +142,7 @@ class _Search:
         tolerance: float,
         sample_rows: int,
         seed: int,
+        catalogs: tuple[str, str],
     ):
         self.con = con
         self.kinds = kinds
@@ -151,11 +153,11 @@ class _Search:
         cols = ", ".join(f"{_encode(c, k)} AS c{i}" for i, (c, k) in enumerate(kinds.items()))
         con.execute(
             f"CREATE TEMP TABLE {self.src} AS SELECT rowid AS rid, {cols} "
-            f"FROM {table_ref('src', table)}"
+            f"FROM {table_ref(catalogs[0], table)}"
         )
         con.execute(
             f"CREATE TEMP TABLE {self.rel} AS SELECT rowid AS rid, {cols} "
-            f"FROM {table_ref('rel', table)} "
+            f"FROM {table_ref(catalogs[1], table)} "
             f"ORDER BY hash(rowid, {int(seed)}), rowid LIMIT {int(sample_rows)}"
         )
         matches = ", ".join(
@@ -198,46 +200,61 @@ class _Search:
         )
 
     def _exact_sql(self, batch: list[list[int]]) -> str:
-        """Rows whose combination of exact values occurs once in the source."""
-        src = " UNION ALL ".join(
-            f"SELECT {q} AS q, hash({', '.join(f'c{i}' for i in idx)}) AS k FROM {self.src}"
-            for q, idx in enumerate(batch)
-        )
-        rel = " UNION ALL ".join(
-            self._matched_rel(q, f"hash({', '.join(f'r.c{i}' for i in idx)})", idx)
-            for q, idx in enumerate(batch)
-        )
+        """One pass over the source with a grouping set per combination. A sampled row whose
+        own originals match on every column of a combination is re-identified exactly when its
+        source group (by those originals) holds it alone, so only the source is grouped; each
+        group carries the OR of its rows' own-match bits (bit ``K-1-i`` for column ``i``, the
+        order GROUPING() numbers them in), and ``mask | grouping = all bits`` says the lone row
+        matches on every grouped column."""
+        cols = sorted({i for idx in batch for i in idx})
+        width = len(cols)
+        bit = {i: width - 1 - j for j, i in enumerate(cols)}
+        mask = " | ".join(f"(o.m{i}::UBIGINT << {bit[i]})" for i in cols)
+        sets = ", ".join("(" + ", ".join(f"c{i}" for i in idx) + ")" for idx in batch)
+        grouping = ", ".join(f"c{i}" for i in cols)
         return (
-            f"SELECT r.q, count(*) FROM ({rel}) r JOIN (SELECT q, k FROM ({src}) "
-            f"GROUP BY q, k HAVING count(*) = 1) g ON g.q = r.q AND g.k = r.k GROUP BY r.q"
+            f"WITH t AS (SELECT s.*, coalesce({mask}, 0::UBIGINT) AS mask FROM {self.src} s "
+            f"LEFT JOIN {self.own} o ON o.rid = s.rid), "
+            f"g AS (SELECT GROUPING({grouping})::UBIGINT AS g, count(*) AS n, "
+            f"bit_or(mask) AS mask FROM t GROUP BY GROUPING SETS ({sets})) "
+            f"SELECT g, count(*) FILTER (WHERE n = 1 AND (mask | g) = {(1 << width) - 1}) "
+            "FROM g GROUP BY g"
         )
 
+    def _exact_counts(self, batch: list[list[int]]) -> list[int]:
+        cols = sorted({i for idx in batch for i in idx})
+        width = len(cols)
+        position = {i: j for j, i in enumerate(cols)}
+        by_grouping = {}
+        for q, idx in enumerate(batch):
+            grouped = {position[i] for i in idx}
+            by_grouping[sum(1 << (width - 1 - j) for j in range(width) if j not in grouped)] = q
+        counts = [0] * len(batch)
+        for g, n in self.con.execute(self._exact_sql(batch)).fetchall():
+            counts[by_grouping[int(g)]] = int(n)
+        return counts
+
     def _band_sql(self, batch: list[tuple[list[int], int]]) -> str:
-        """Combinations with one number: the source rows inside each released row's band are
-        counted by a sweep (a running count of source values per exact key, read at the band's
-        two ends) rather than a band join, whose size grows with the rows per band. At equal
-        values the low end sorts before the source values and the high end after them."""
+        """Combinations with one number. The released value's band holds its own original (the
+        row is own-matched), so it holds no other original exactly when the original's
+        neighbours in sorted order within its exact group (lag and lead: one window over the
+        source, no band join) both lie outside the band; equal values are neighbours too."""
         tol = repr(self.tolerance)
         parts = []
         for q, (exact, x) in enumerate(batch):
-            key = f"hash({', '.join(f'c{i}' for i in exact)})" if exact else "0"
-            rkey = f"hash({', '.join(f'r.c{i}' for i in exact)})" if exact else "0"
+            key = f"hash({', '.join(f's.c{i}' for i in exact)})" if exact else "0"
+            w = f"(PARTITION BY {key} ORDER BY s.c{x})"
             parts.append(
-                f"SELECT {q} AS q, {key} AS k, c{x} AS v, 0 AS side, 1 AS w, "
-                f"NULL::BIGINT AS rid FROM {self.src}"
+                f"SELECT {q} AS q, s.rid, lag(s.c{x}) OVER {w} AS below, "
+                f"lead(s.c{x}) OVER {w} AS above, r.c{x} AS v FROM {self.src} s "
+                f"LEFT JOIN {self.rel} r ON r.rid = s.rid "
+                f"LEFT JOIN {self.own} o ON o.rid = s.rid "
+                f"QUALIFY r.rid IS NOT NULL AND {self._own([*exact, x])}"
             )
-            for side, sign in ((-1, "-"), (1, "+")):
-                band = f", r.c{x} {sign} {tol} * abs(r.c{x}) AS v, {side} AS side, 0 AS w"
-                matched = self._matched_rel(q, rkey, [*exact, x], band)
-                parts.append(f"SELECT q, k, v, side, w, rid FROM ({matched})")
         return (
-            f"WITH pts AS ({' UNION ALL '.join(parts)}), "
-            "swept AS (SELECT q, rid, side, sum(w) OVER (PARTITION BY q, k ORDER BY v, side "
-            "ROWS UNBOUNDED PRECEDING) AS below FROM pts), "
-            "inside AS (SELECT q, max(below) FILTER (WHERE side = 1) - "
-            "max(below) FILTER (WHERE side = -1) AS n FROM swept WHERE side <> 0 "
-            "GROUP BY q, rid) "
-            "SELECT q, count(*) FROM inside WHERE n = 1 GROUP BY q"
+            f"SELECT q, count(*) FROM ({' UNION ALL '.join(parts)}) "
+            f"WHERE (below IS NULL OR below < v - {tol} * abs(v)) "
+            f"AND (above IS NULL OR above > v + {tol} * abs(v)) GROUP BY q"
         )
 
     def _band_join_sql(self, exact: list[int], numbers: list[int]) -> str:
@@ -274,15 +291,32 @@ class _Search:
                 one_number.append((combo, (exact, numbers[0])))
             else:
                 hits[combo] = self._counts(self._band_join_sql(exact, numbers), 1)[0]
-        for start in range(0, len(exact_only), BATCH):
-            chunk = exact_only[start : start + BATCH]
-            counts = self._counts(self._exact_sql([i for _, i in chunk]), len(chunk))
+        for chunk in _batches(exact_only):
+            counts = self._exact_counts([i for _, i in chunk])
             hits.update(zip((c for c, _ in chunk), counts, strict=True))
         for start in range(0, len(one_number), BATCH):
             part = one_number[start : start + BATCH]
             counts = self._counts(self._band_sql([i for _, i in part]), len(part))
             hits.update(zip((c for c, _ in part), counts, strict=True))
         return {c: hits[c] / sampled if sampled else 0.0 for c in combos}
+
+
+def _batches(
+    combos: list[tuple[tuple[str, ...], list[int]]],
+) -> list[list[tuple[tuple[str, ...], list[int]]]]:
+    """At most BATCH combinations over at most MASK_BITS columns each (the own-match mask)."""
+    out: list[list[tuple[tuple[str, ...], list[int]]]] = []
+    current: list[tuple[tuple[str, ...], list[int]]] = []
+    columns: set[int] = set()
+    for combo, idx in combos:
+        if current and (len(current) == BATCH or len(columns | set(idx)) > MASK_BITS):
+            out.append(current)
+            current, columns = [], set()
+        current.append((combo, idx))
+        columns |= set(idx)
+    if current:
+        out.append(current)
+    return out
 
 
 def _candidates(
@@ -322,29 +356,33 @@ def search_table(
     sample_rows: int = 5000,
     seed: int = 0,
     keep_all: bool = False,
+    catalogs: tuple[str, str] = ("src", "rel"),
+    rules_kept: tuple[str, ...] | None = None,
 ) -> ReidentificationResult:
     """The worst combinations of ``table``'s kept columns (all measured ones with
-    ``keep_all``), with the source attached as ``src`` and the release as ``rel``."""
+    ``keep_all``), with the source attached as ``catalogs[0]`` and the release as
+    ``catalogs[1]``. ``rules_kept`` limits the candidates to columns with these rules (a policy
+    check, before any release exists, searches the source against itself for ``keep``)."""
     settings = policy.reidentification
     limit = policy.thresholds.max_reidentification_rate
     spec = policy.tables.get(table)
     rules = spec.columns if spec is not None else {}
     keys = {*spec.primary_key, *spec.foreign_keys} if spec is not None else set()
-    src_cols = catalog_columns(con, "src", table)
-    rel_cols = catalog_columns(con, "rel", table)
+    src_cols = catalog_columns(con, catalogs[0], table)
+    rel_cols = catalog_columns(con, catalogs[1], table)
     not_kept: list[str] = []
     candidates: list[str] = []
     for column in src_cols:
         rule = rules[column].rule.rule if column in rules else None
         if column not in rel_cols:
             not_kept.append(f"{column} (not released)")
-        elif rule in REPLACING_RULES:
+        elif rule in REPLACING_RULES or (rules_kept is not None and rule not in rules_kept):
             not_kept.append(f"{column} ({rule})")
         else:
             candidates.append(column)
     row = con.execute(
         f"SELECT count(*){''.join(f', count(DISTINCT {quote(c)})' for c in candidates)} "
-        f"FROM {table_ref('src', table)}"
+        f"FROM {table_ref(catalogs[0], table)}"
     ).fetchone()
     assert row is not None
     source_rows = int(row[0])
@@ -363,7 +401,7 @@ def search_table(
     )
     if not candidates or source_rows == 0:
         return result
-    search = _Search(con, table, kinds, settings.tolerance, sample_rows, seed)
+    search = _Search(con, table, kinds, settings.tolerance, sample_rows, seed, catalogs)
     try:
         sampled = search.sampled()
         shares = search.matched_shares()

@@ -133,17 +133,23 @@ def unique_share(src: pd.DataFrame, columns: list[str]) -> float:
     return float((sizes == 1).mean())
 
 
-def amount_share(src: pd.DataFrame, rel: pd.DataFrame, column: str) -> float:
+def amount_share(
+    src: pd.DataFrame, rel: pd.DataFrame, column: str, exact: list[str] | None = None
+) -> float:
     """A released amount re-identifies its row when its own original is within the tolerance
-    and no other original is."""
-    original = np.sort(src[column].to_numpy())
-    released = rel[column].to_numpy()
-    band = TOLERANCE * np.abs(released)
-    inside = np.searchsorted(original, released + band, side="right") - np.searchsorted(
-        original, released - band, side="left"
-    )
-    own = np.abs(src[column].to_numpy() - released) <= band
-    return float((own & (inside == 1)).mean())
+    and no other original (with the same ``exact`` values, kept unchanged) is."""
+    hits = 0
+    groups = src.groupby(exact) if exact else [((), src)]
+    for _, part in groups:
+        original = np.sort(part[column].to_numpy())
+        released = rel.loc[part.index, column].to_numpy()
+        band = TOLERANCE * np.abs(released)
+        inside = np.searchsorted(original, released + band, side="right") - np.searchsorted(
+            original, released - band, side="left"
+        )
+        own = np.abs(part[column].to_numpy() - released) <= band
+        hits += int((own & (inside == 1)).sum())
+    return hits / len(src)
 
 
 def _rates(result: ReidentificationResult) -> dict[tuple[str, ...], float]:
@@ -255,3 +261,21 @@ def test_report_only_table_is_reported_but_does_not_refuse(
     gate = next(t for t in report.thresholds if t.name == "max_reidentification_rate")
     assert gate.passed
     assert "report only" in gate.detail and "a public register" in gate.detail
+
+
+def test_amounts_with_other_columns_equal_the_attackers_count(
+    old_release: tuple[pd.DataFrame, Path, Path],
+) -> None:
+    """With a lenient threshold the amount is extended: an amount known with the country, and
+    with the country and the department, counted inside each group's band."""
+    frame, src, rel = old_release
+    con = _connect(src, rel)
+    released = con.execute("SELECT * FROM rel.raw.members ORDER BY rowid").df()
+    lenient = OLD_RULES.model_copy(update={"thresholds": Thresholds(max_reidentification_rate=0.9)})
+    result = search_table(con, "members", lenient, sample_rows=5000, seed=3, keep_all=True)
+    rates = _rates(result)
+    for exact in (["country"], ["country", "department"]):
+        combo = tuple(sorted([*exact, "monthly_fee"]))
+        expected = amount_share(frame, released, "monthly_fee", exact)
+        assert expected > rates[("monthly_fee",)]  # knowing more singles out more
+        assert rates[combo] == pytest.approx(expected, abs=1e-12), combo
