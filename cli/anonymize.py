@@ -249,11 +249,12 @@ def policy_command(args: argparse.Namespace) -> int:
 
             sys.stdout.write(draft_policy(con, "src", record.domain))
             return 0
-        from benchforge.anonymize.policy.check import check_policy
+        from benchforge.anonymize.policy.check import check_policy, reidentification_warnings
 
         loaded = load_policy(args.policy or record.domain)
         result = check_policy(loaded, con, "src", dataset_domain=record.domain)
+        warnings = [*result.warnings, *reidentification_warnings(loaded, con, "src")]
     print(f"{loaded.source}: ok for {folder} ({len(result.tables)} tables)")
-    for warning in result.warnings:
+    for warning in warnings:
         print(f"  warning: {warning}")
     return 0

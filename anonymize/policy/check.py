@@ -572,3 +572,46 @@ def check_policy(
     ``catalog.raw``); raises PolicyError listing every problem, else returns what the transform
     needs. ``dataset_domain`` (from the dataset's dataset.json) must equal the policy's."""
     return _Checker(loaded, con, catalog).run(dataset_domain)
+
+
+CHECK_SAMPLE_ROWS = 2000
+
+
+def reidentification_warnings(
+    loaded: LoadedPolicy,
+    con: duckdb.DuckDBPyConnection,
+    catalog: str = "src",
+    *,
+    sample_rows: int = CHECK_SAMPLE_ROWS,
+) -> list[str]:
+    """Combinations of the columns the policy keeps that re-identify more source rows than
+    ``thresholds.max_reidentification_rate``: the release report would refuse the release for
+    them. Searched on the source against itself (a kept column is released unchanged); columns
+    perturbed or coarsened are left to the report, which measures what the transform did."""
+    from benchforge.anonymize.report.reident import hides_identity, search_table
+
+    policy = loaded.policy
+    limit = policy.thresholds.max_reidentification_rate
+    warehouse = warehouse_columns(con, catalog)
+    out: list[str] = []
+    for table in policy.tables:
+        if table not in warehouse or table in policy.reidentification.report_only:
+            continue
+        if not hides_identity(policy, table):
+            continue
+        result = search_table(
+            con,
+            table,
+            policy,
+            sample_rows=sample_rows,
+            catalogs=(catalog, catalog),
+            rules_kept=("keep",),
+        )
+        worst = result.worst
+        if worst is not None and worst.rate > limit:
+            out.append(
+                f"tables.{table}: the kept columns {' + '.join(worst.columns)} re-identify "
+                f"{worst.rate:.1%} of sampled rows (limit {limit:g}); the release report will "
+                f"refuse it: {worst.suggestion}"
+            )
+    return out

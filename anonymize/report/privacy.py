@@ -23,7 +23,11 @@ from benchforge.anonymize.report.kanon import (
 )
 from benchforge.anonymize.report.leaks import LeakFinding, scan_leaks
 from benchforge.anonymize.report.linkage import LinkageResult, record_linkage
-from benchforge.anonymize.report.reident import ReidentificationResult, search_table
+from benchforge.anonymize.report.reident import (
+    ReidentificationResult,
+    hides_identity,
+    search_table,
+)
 from benchforge.anonymize.transform.models import TransformManifest
 
 __all__ = [
@@ -57,20 +61,6 @@ def _released(con: duckdb.DuckDBPyConnection, table: str, manifest: TransformMan
     return table in manifest.tables and bool(catalog_columns(con, "rel", table))
 
 
-# A table none of whose columns is pseudonymized, faked or suppressed is released as it is (a
-# catalog, a reference list): there is no hidden identity for a combination to re-identify.
-IDENTITY_RULES = ("pseudonymize", "fake", "suppress")
-
-
-def _hides_identity(policy: Policy, table: str) -> bool:
-    spec = policy.tables.get(table)
-    if spec is None:
-        return False
-    replaced = any(c.rule.rule in IDENTITY_RULES for c in spec.columns.values())
-    declared = table in policy.quasi_identifiers or any(x.table == table for x in policy.linkage)
-    return replaced or declared
-
-
 def reidentification_search(
     con: duckdb.DuckDBPyConnection,
     policy: Policy,
@@ -86,7 +76,7 @@ def reidentification_search(
     for table in policy.tables:
         if not _released(con, table, manifest):
             continue
-        if not _hides_identity(policy, table):
+        if not hides_identity(policy, table):
             skipped.append(table)
             continue
         results.append(search_table(con, table, policy, sample_rows=sample_rows, seed=seed))

@@ -100,6 +100,21 @@ class ReidentificationResult(BaseModel):
         return self.combinations[0] if self.combinations else None
 
 
+# A table none of whose columns is pseudonymized, faked or suppressed is released as it is (a
+# catalog, a reference list): there is no hidden identity for a combination to re-identify.
+IDENTITY_RULES = ("pseudonymize", "fake", "suppress")
+
+
+def hides_identity(policy: Policy, table: str) -> bool:
+    """Whether the policy hides who a row of ``table`` is about (so it is searched)."""
+    spec = policy.tables.get(table)
+    if spec is None:
+        return False
+    replaced = any(c.rule.rule in IDENTITY_RULES for c in spec.columns.values())
+    declared = table in policy.quasi_identifiers or any(x.table == table for x in policy.linkage)
+    return replaced or declared
+
+
 def _kind(dtype: str, distinct: int, rows: int, is_key: bool) -> MatchKind:
     if is_key:
         return "key"

@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from benchforge.anonymize.policy.check import reidentification_warnings
 from benchforge.anonymize.policy.loader import LoadedPolicy
 from benchforge.anonymize.policy.models import Policy, Thresholds
 from benchforge.anonymize.report.build import build_report
@@ -279,3 +280,27 @@ def test_amounts_with_other_columns_equal_the_attackers_count(
         expected = amount_share(frame, released, "monthly_fee", exact)
         assert expected > rates[("monthly_fee",)]  # knowing more singles out more
         assert rates[combo] == pytest.approx(expected, abs=1e-12), combo
+
+
+def test_policy_check_warns_about_kept_combinations(
+    old_release: tuple[pd.DataFrame, Path, Path],
+) -> None:
+    """Before any release: the columns the policy keeps, searched on the source."""
+    _, src, _ = old_release
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{src}' AS src (READ_ONLY)")
+    loaded = LoadedPolicy(policy=OLD_RULES, source="club.yaml", sha256="ab" * 32)
+    (warning,) = reidentification_warnings(loaded, con, "src")
+    assert warning.startswith("tables.members: the kept columns registered_at re-identify")
+    assert "timestamp: coarsen registered_at" in warning
+    # the lsd amount is not a kept column before the transform: the report measures it
+    assert "monthly_fee" not in warning
+    reported = OLD_RULES.model_copy(
+        update={
+            "reidentification": OLD_RULES.reidentification.model_copy(
+                update={"report_only": {"members": "a public register"}}
+            )
+        }
+    )
+    loaded = LoadedPolicy(policy=reported, source="club.yaml", sha256="ab" * 32)
+    assert reidentification_warnings(loaded, con, "src") == []
