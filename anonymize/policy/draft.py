@@ -45,9 +45,11 @@ from benchforge.anonymize.policy.check import (
     NUMBER_IN_TEXT,
     NUMERIC_TEXT_SHARE,
     is_integer_type,
+    reidentification_warnings,
     warehouse_columns,
 )
-from benchforge.anonymize.policy.models import DEFAULT_SECRET_ENV
+from benchforge.anonymize.policy.loader import LoadedPolicy
+from benchforge.anonymize.policy.models import DEFAULT_SECRET_ENV, Policy
 from benchforge.anonymize.policy.pii import detect_pii, type_family
 from benchforge.core.sql import qualified, quote
 
@@ -472,4 +474,18 @@ def draft_policy(con: duckdb.DuckDBPyConnection, catalog: str, domain: str) -> s
     drafter.find_primary_keys()
     drafter.find_foreign_keys()
     drafter.assign_rules()
-    return drafter.render(domain)
+    text = drafter.render(domain)
+    return text + _reidentification_comments(text, con, catalog)
+
+
+def _reidentification_comments(text: str, con: duckdb.DuckDBPyConnection, catalog: str) -> str:
+    """The drafted keep columns searched for combinations that re-identify rows (the release
+    report would refuse them), as comments to act on."""
+    policy = Policy.model_validate(yaml.safe_load(text))
+    loaded = LoadedPolicy(policy=policy, source="draft", sha256="")
+    found = reidentification_warnings(loaded, con, catalog)
+    if not found:
+        return ""
+    lines = ["# re-identification: kept columns that single out rows (fix before a release):"]
+    lines += [f"#   {line}" for line in found]
+    return "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 from benchforge.anonymize.policy.check import reidentification_warnings
+from benchforge.anonymize.policy.draft import draft_policy
 from benchforge.anonymize.policy.loader import LoadedPolicy
 from benchforge.anonymize.policy.models import Policy, Thresholds
 from benchforge.anonymize.report.build import build_report
@@ -304,3 +305,15 @@ def test_policy_check_warns_about_kept_combinations(
     )
     loaded = LoadedPolicy(policy=reported, source="club.yaml", sha256="ab" * 32)
     assert reidentification_warnings(loaded, con, "src") == []
+
+
+def test_drafted_policy_names_the_kept_combinations(
+    old_release: tuple[pd.DataFrame, Path, Path],
+) -> None:
+    _, src, _ = old_release
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{src}' AS src (READ_ONLY)")
+    text = draft_policy(con, "src", "club")
+    comments = text.split("# re-identification:", 1)[1]
+    assert "tables.members: the kept columns registered_at re-identify" in comments
+    assert "timestamp: coarsen registered_at" in comments
