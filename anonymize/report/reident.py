@@ -40,6 +40,7 @@ from benchforge.anonymize.report.kanon import catalog_columns, quote, table_ref
 from benchforge.anonymize.sqltypes import is_numeric_type
 
 MatchKind = Literal["key", "number", "timestamp", "text", "category"]
+FIX_ORDER: tuple[MatchKind, ...] = ("key", "category", "number", "text", "timestamp")
 
 # Rules whose released values are not the originals (an attacker cannot match them).
 REPLACING_RULES = ("pseudonymize", "fake", "scrub", "suppress")
@@ -450,9 +451,11 @@ def search_table(
     by_name = {k.column: k for k in kept}
 
     def driver(combo: tuple[str, ...]) -> KeptColumn:
+        """The column the suggestion is about: the one most identifying alone, then the kind
+        a rule fixes best (a kept catalog key is the last thing to pseudonymize)."""
         return max(
             (by_name[c] for c in combo),
-            key=lambda k: (rates.get((k.column,), 0.0), k.distinct),
+            key=lambda k: (rates.get((k.column,), 0.0), FIX_ORDER.index(k.kind), k.distinct),
         )
 
     ranked = sorted(rates.items(), key=lambda item: (-item[1], len(item[0]), item[0]))
