@@ -520,6 +520,13 @@ class _Checker:
                         f"{len(first.key)} key column(s) at {first_path}: every column of a "
                         "stream needs the same digits and as many key columns",
                     )
+                elif rule.min_relative_change != first.min_relative_change:
+                    self.problem(
+                        f"{path}.stream",
+                        f"stream '{stream}' is used with min_relative_change "
+                        f"{first.min_relative_change:g} at {first_path}: every column of a "
+                        "stream needs the same minimum change, or its copies diverge",
+                    )
 
     def check_quasi_identifiers(self) -> None:
         for owner, column, _ in self.policy.columns_with("generalize"):

@@ -654,6 +654,16 @@ def test_a_stream_must_perturb_alike_everywhere(con, tmp_path) -> None:
     )
 
 
+def test_a_stream_must_move_every_copy_by_the_same_minimum(con, tmp_path) -> None:
+    def mutate(d: dict[str, Any]) -> None:
+        shared = {"rule": "perturb", "method": "lsd", "key": ["customer_id"], "stream": "money"}
+        _cols(d, "customers")["revenue"] = {**shared, "min_relative_change": 0.01}
+        _cols(d, "orders")["unit_price"] = shared
+
+    problems = _problems(con, tmp_path, mutate)
+    assert "min_relative_change 0.01" in problems["tables.orders.columns.unit_price.stream"]
+
+
 # ---------------------------------------------------------------- the detector
 
 
