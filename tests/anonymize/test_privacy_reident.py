@@ -317,3 +317,48 @@ def test_drafted_policy_names_the_kept_combinations(
     comments = text.split("# re-identification:", 1)[1]
     assert "tables.members: the kept columns registered_at re-identify" in comments
     assert "timestamp: coarsen registered_at" in comments
+
+
+NEW_RULES = Policy.model_validate(
+    {
+        "domain": "club",
+        "tables": {
+            "members": {
+                "primary_key": "member_id",
+                "columns": {
+                    "member_id": "pseudonymize",
+                    "full_name": {"rule": "fake", "provider": "name", "pii": "direct"},
+                    "title": {"rule": "frequency_floor", "min_count": 10, "within": ["country"]},
+                    "department": "keep",
+                    "country": "keep",
+                    "registered_at": {
+                        "rule": "shift_dates",
+                        "entity": "member_id",
+                        "max_days": 14,
+                        "coarsen": "month",
+                    },
+                    "monthly_fee": {
+                        "rule": "perturb",
+                        "method": "lsd",
+                        "min_relative_change": 0.02,
+                    },
+                },
+            }
+        },
+    }
+)
+
+
+def test_release_with_the_new_rules_passes(
+    old_release: tuple[pd.DataFrame, Path, Path], tmp_path: Path
+) -> None:
+    """The same members released by the transform with the rules that fix these columns."""
+    _, src, _ = old_release
+    rel = tmp_path / "new-rules.duckdb"
+    manifest = anonymize_warehouse(src, rel, NEW_RULES, SECRET)
+    loaded = LoadedPolicy(policy=NEW_RULES, source="club.yaml", sha256="ab" * 32)
+    report = build_report(_connect(src, rel), loaded, manifest, dataset="club", domain="club")
+    gate = next(t for t in report.thresholds if t.name == "max_reidentification_rate")
+    assert gate.passed, gate.detail
+    (found,) = report.privacy.reidentification
+    assert {k.column for k in found.kept} == {"title", "department", "country"}
