@@ -179,7 +179,7 @@ tables:
       customer_id: pseudonymize
       email: {rule: fake, provider: email, pii: direct}
       country: keep
-      revenue: {rule: perturb, method: lsd}
+      revenue: {rule: perturb, method: lsd, min_relative_change: 0.02}
   orders:
     primary_key: order_id
     foreign_keys:
