@@ -15,9 +15,12 @@ for 2k distinct names costs 2k Faker calls), cached in-process, and loaded into 
 - ``unique: true``: where distinct originals still end on one replacement, all but the smallest
   canonical get ``-`` and four keyed hex characters appended (to the local part for emails),
   drawn again until no two originals share a value;
-- a replacement equal (case-insensitively) to an original direct identifier of the warehouse
-  (the leak scan's set: a fake first name "Martin" when some original company is "Martin") is
-  drawn again from HMAC(k, canonical || 0x1E || n), up to :data:`MAX_REDRAWS` times;
+- a replacement the leak scan would count as an original direct identifier of the warehouse
+  is drawn again from HMAC(k, canonical || 0x1E || n), up to :data:`MAX_REDRAWS` times: one
+  equal to it (case-insensitively: a fake first name "Martin" when some original company is
+  "Martin"), and one written in an unsegmented script (Chinese, Japanese, ...) that contains
+  it without its spaces, as the scan searches such values (:func:`clashing_sql`: a fake
+  欧阳淑华 holds a real 阳淑华);
 - the canonical is ``upper(trim(v))`` (``case_insensitive``), so drifted spellings of one value
   get one replacement; the original's case and padding are not re-applied (a replacement is a
   new value, not a re-spelling). NULL stays NULL, the empty string stays empty.
@@ -42,6 +45,7 @@ import hmac
 import importlib.metadata
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,7 +65,9 @@ from benchforge.anonymize.transform.sql import (
     is_text,
     qi,
 )
+from benchforge.anonymize.transform.text import UNSEGMENTED_RANGES, UNSEGMENTED_SQL
 
+_UNSEGMENTED = re.compile(f"[{UNSEGMENTED_RANGES}]")
 MAX_ROUNDS = 50
 MAX_REDRAWS = 8
 
@@ -204,14 +210,16 @@ def build_fake_space(
     )
     con.execute(f"CREATE OR REPLACE TABLE {space.pool_table} (idx BIGINT, value VARCHAR)")
     redraw = hmac_sql(key, "canon || chr(30) || (draw + 1)::VARCHAR")
+    keys = unsegmented_keys(con, avoid) if avoid is not None else ""
     for _ in range(MAX_REDRAWS + 1):
         _load_entries(con, space, seed, drawn)
         if avoid is None:
             break
-        clashing = (
-            f"SELECT v.canon FROM {drawn} v JOIN {space.pool_table} p USING (idx) "
-            f"WHERE v.canon <> '' AND lower(trim({pick})) IN (SELECT lv FROM {avoid})"
+        candidates = (
+            f"SELECT v.canon, {pick} AS value FROM {drawn} v JOIN {space.pool_table} p "
+            "USING (idx) WHERE v.canon <> ''"
         )
+        clashing = f"SELECT canon FROM ({clashing_sql(candidates, avoid, keys)})"
         pending = con.execute(f"SELECT count(*) FROM ({clashing})").fetchone()
         if not pending or not pending[0] or _max_draw(con, drawn) >= MAX_REDRAWS:
             break
@@ -240,6 +248,38 @@ def build_fake_space(
         resolved=int(row[1]),
         collisions=int(row[2]) if rule.unique else 0,
     )
+
+
+def unsegmented_keys(con: duckdb.DuckDBPyConnection, avoid: str) -> str:
+    """``<avoid>_unsegmented(key, head, len)``: the identifiers of ``avoid`` (column ``lv``)
+    written in an unsegmented script, without their whitespace, as the leak scan searches them
+    inside released values (:mod:`benchforge.anonymize.report.leaks`, search 3)."""
+    table = f"{avoid}_unsegmented"
+    con.execute(
+        f"""CREATE OR REPLACE TABLE {table} AS
+            SELECT DISTINCT key, substr(key, 1, 2) AS head, length(key) AS len
+            FROM (SELECT regexp_replace(lv, '\\s+', '', 'g') AS key FROM {avoid}
+                  WHERE regexp_matches(lv, '{UNSEGMENTED_SQL}'))
+            WHERE length(key) >= 2"""
+    )
+    return table
+
+
+def clashing_sql(candidates: str, avoid: str, keys: str) -> str:
+    """The rows of ``candidates`` (a query with a VARCHAR column ``value``) whose value the leak
+    scan would count as an original identifier: equal to one of ``avoid`` (``lv``,
+    case-insensitively, trimmed), or, holding a character of an unsegmented script, containing
+    one of ``keys`` (:func:`unsegmented_keys`) anywhere. The scan only searches runs between
+    spaces and punctuation, so this finds everything it finds (and a little more)."""
+    return f"""
+        SELECT c.* FROM ({candidates}) c
+        WHERE lower(trim(c.value)) IN (SELECT lv FROM {avoid})
+        UNION
+        SELECT c.* FROM ({candidates}) c
+        WHERE regexp_matches(c.value, '{UNSEGMENTED_SQL}') AND EXISTS (
+            SELECT 1 FROM (SELECT unnest(range(1, length(c.value))) AS i) pos
+            JOIN {keys} k ON substr(lower(c.value), pos.i, 2) = k.head
+            WHERE substr(lower(c.value), pos.i, k.len) = k.key)"""
 
 
 def _max_draw(con: duckdb.DuckDBPyConnection, drawn: str) -> int:
@@ -354,10 +394,14 @@ def redraw_full_names(
     parts = ", ".join(f"upper(trim(CAST(s.{qi(c)} AS VARCHAR)))" for c in name.columns)
     composite = _composite_sql(name)
     not_null = " AND ".join(f"r.{qi(c)} IS NOT NULL" for c in name.columns)
+    family_first = (
+        f"concat({', '.join(f'trim(CAST(r.{qi(c)} AS VARCHAR))' for c in reversed(name.columns))})"
+    )
     rows = con.execute(
         f"SELECT DISTINCT [{parts}], [{', '.join(f'r.{qi(c)}' for c in name.columns)}] "
         f"FROM {source}.raw.{t} s POSITIONAL JOIN {release}.raw.{t} r "
-        f"WHERE {not_null} AND lower({composite}) IN (SELECT lv FROM {avoid}) ORDER BY 1"
+        f"WHERE {not_null} AND (lower({composite}) IN (SELECT lv FROM {avoid}) "
+        f"OR lower({family_first}) IN (SELECT lv FROM {avoid})) ORDER BY 1"
     ).fetchall()
     pending = {tuple(originals): list(released) for originals, released in rows}
     chosen: dict[tuple[str, ...], str] = {}
@@ -368,17 +412,19 @@ def redraw_full_names(
         candidates = {
             person: _redraw_entry(name.space, key, seed, person, draw) for person in pending
         }
-        spelled = {
-            person: name.separator.join(
-                [*released[:position], candidates[person], *released[position + 1 :]]
+        spellings = {
+            person: _spellings(
+                [*released[:position], candidates[person], *released[position + 1 :]],
+                name.separator,
             )
             for person, released in pending.items()
         }
-        taken = _in_identifiers(con, avoid, [*spelled.values(), *candidates.values()])
+        values = [v for spelled in spellings.values() for v in spelled]
+        taken = _in_identifiers(con, avoid, [*values, *candidates.values()])
         for person in list(pending):
-            if spelled[person].strip().lower() in taken:
+            if any(v in taken for v in spellings[person]):
                 continue
-            if candidates[person].strip().lower() in taken:
+            if candidates[person] in taken:
                 continue
             chosen[person] = candidates[person]
             del pending[person]
@@ -406,12 +452,25 @@ def _redraw_entry(
     return pool_entries(space.rule.provider, space.rule.locale, seed, [index])[0]
 
 
+def _spellings(parts: list[str], separator: str) -> list[str]:
+    """A composite as the leak scan puts it together: joined by its separator, and, in an
+    unsegmented script, family name first without a separator."""
+    stripped = [p.strip() for p in parts]
+    out = [separator.join(stripped)]
+    family_first = "".join(reversed(stripped))
+    if _UNSEGMENTED.search(family_first):
+        out.append(family_first)
+    return out
+
+
 def _in_identifiers(con: duckdb.DuckDBPyConnection, avoid: str, values: list[str]) -> set[str]:
-    lowered = sorted({v.strip().lower() for v in values})
-    con.register("_anon_names", pa.table({"lv": pa.array(lowered, pa.string())}))
+    """The given values the leak scan would count as an original identifier
+    (:func:`clashing_sql`)."""
+    keys = unsegmented_keys(con, avoid)
+    con.register("_anon_names", pa.table({"value": pa.array(sorted(set(values)), pa.string())}))
     try:
         rows = con.execute(
-            f"SELECT lv FROM _anon_names WHERE lv IN (SELECT lv FROM {avoid})"
+            f"SELECT value FROM ({clashing_sql('SELECT value FROM _anon_names', avoid, keys)})"
         ).fetchall()
     finally:
         con.unregister("_anon_names")

@@ -235,7 +235,9 @@ class _Pass:
     def _build_identifier_set(self) -> None:
         """``work.identifiers(lv)``: the lower-cased original direct identifiers (the leak
         scan's set, :func:`benchforge.anonymize.policy.identifiers.is_direct_identifier` plus
-        composite identifiers), which no pseudonym or fake may equal."""
+        composite identifiers, also family name first in an unsegmented script), which no
+        pseudonym or fake may equal (nor, in an unsegmented script, contain:
+        :func:`~benchforge.anonymize.transform.fake.clashing_sql`)."""
         selects = []
         for table, spec in self.policy.tables.items():
             for column, col in spec.columns.items():
@@ -245,11 +247,17 @@ class _Pass:
                     )
             for ident in spec.identifiers:
                 parts = [f"trim(CAST({qi(c)} AS VARCHAR))" for c in ident.columns]
+                not_null = " AND ".join(f"{qi(c)} IS NOT NULL" for c in ident.columns)
                 selects.append(
                     f"SELECT concat_ws({ql(ident.separator)}, {', '.join(parts)}) AS v "
-                    f"FROM src.raw.{qi(table)} WHERE "
-                    + " AND ".join(f"{qi(c)} IS NOT NULL" for c in ident.columns)
+                    f"FROM src.raw.{qi(table)} WHERE {not_null}"
                 )
+                if len(parts) > 1:  # family name first, unspaced, as the leak scan spells it
+                    family_first = f"concat({', '.join(reversed(parts))})"
+                    selects.append(
+                        f"SELECT {family_first} AS v FROM src.raw.{qi(table)} WHERE {not_null} "
+                        f"AND regexp_matches({family_first}, '{UNSEGMENTED_SQL}')"
+                    )
         union = " UNION ALL ".join(selects) or "SELECT NULL::VARCHAR AS v WHERE false"
         self.con.execute(
             f"""CREATE OR REPLACE TABLE {IDENTIFIERS} AS
