@@ -20,9 +20,12 @@ The search is level by level (Apriori-like): every kept column alone, then combi
 ``max_columns`` at most, each built from measured combinations that stay at or under the
 threshold (a combination whose part already re-identifies more is reported as it is and not
 extended), most promising first (the highest rate among its parts, then the most distinct
-values), at most ``max_combinations`` per table. Everything runs in DuckDB: values are encoded
-once per table (a hash for exact columns, a DOUBLE for numbers), exact combinations are counted
-with one GROUP BY over the source, combinations with a number by a band join.
+values), at most ``max_combinations`` per table. The values are encoded once per table in
+DuckDB (a hash for exact columns, a DOUBLE for numbers) and loaded once into numpy: exact
+combinations are counted from the source's group sizes (a row is re-identified when its
+combination is unique in the source and its released values match its own), a number from its
+sorted neighbours within the exact group (no band join), two or more numbers by ranges of the
+sorted source (a band join in DuckDB when the ranges are too large).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import uuid
 from typing import Literal
 
 import duckdb
+import numpy as np
 from pydantic import BaseModel, Field
 
 from benchforge.anonymize.policy.models import Policy
@@ -45,8 +49,7 @@ FIX_ORDER: tuple[MatchKind, ...] = ("key", "category", "number", "text", "timest
 # Rules whose released values are not the originals (an attacker cannot match them).
 REPLACING_RULES = ("pseudonymize", "fake", "scrub", "suppress")
 TOP_COMBINATIONS = 10
-BATCH = 64  # combinations measured by one query
-MASK_BITS = 63  # columns one exact query covers (one UBIGINT bit each)
+BAND_JOIN_ROWS = 20_000_000  # candidate pairs a band join checks in memory (else in DuckDB)
 # A number with fewer distinct values than this share of rows is a code or a count: matched
 # exactly (a tolerance would only merge neighbouring codes and blow up the band join).
 NUMBER_DISTINCT_SHARE = 0.05
@@ -184,6 +187,7 @@ class _Search:
             f"CREATE TEMP TABLE {self.own} AS SELECT r.rid, {matches} "
             f"FROM {self.rel} r JOIN {self.src} s ON s.rid = r.rid"
         )
+        self._arrays: _Arrays | None = None
 
     def _match(self, released: str, original: str, kind: MatchKind) -> str:
         if kind == "number":
@@ -204,77 +208,9 @@ class _Search:
         assert row is not None
         return {c: float(v or 0.0) for c, v in zip(self.kinds, row, strict=True)}
 
-    def _own(self, idx: list[int]) -> str:
-        return " AND ".join(f"o.m{i}" for i in idx)
-
-    def _matched_rel(self, q: int, key: str, idx: list[int], extra: str = "") -> str:
-        """Released rows whose own originals match on every column of combination ``q``: the
-        only rows it can re-identify."""
-        return (
-            f"SELECT {q} AS q, r.rid, {key} AS k{extra} FROM {self.rel} r "
-            f"JOIN {self.own} o ON o.rid = r.rid WHERE {self._own(idx)}"
-        )
-
-    def _exact_sql(self, batch: list[list[int]]) -> str:
-        """One pass over the source with a grouping set per combination. A sampled row whose
-        own originals match on every column of a combination is re-identified exactly when its
-        source group (by those originals) holds it alone, so only the source is grouped; each
-        group carries the OR of its rows' own-match bits (bit ``K-1-i`` for column ``i``, the
-        order GROUPING() numbers them in), and ``mask | grouping = all bits`` says the lone row
-        matches on every grouped column."""
-        cols = sorted({i for idx in batch for i in idx})
-        width = len(cols)
-        bit = {i: width - 1 - j for j, i in enumerate(cols)}
-        mask = " | ".join(f"(o.m{i}::UBIGINT << {bit[i]})" for i in cols)
-        sets = ", ".join("(" + ", ".join(f"c{i}" for i in idx) + ")" for idx in batch)
-        grouping = ", ".join(f"c{i}" for i in cols)
-        return (
-            f"WITH t AS (SELECT s.*, coalesce({mask}, 0::UBIGINT) AS mask FROM {self.src} s "
-            f"LEFT JOIN {self.own} o ON o.rid = s.rid), "
-            f"g AS (SELECT GROUPING({grouping})::UBIGINT AS g, count(*) AS n, "
-            f"bit_or(mask) AS mask FROM t GROUP BY GROUPING SETS ({sets})) "
-            f"SELECT g, count(*) FILTER (WHERE n = 1 AND (mask | g) = {(1 << width) - 1}) "
-            "FROM g GROUP BY g"
-        )
-
-    def _exact_counts(self, batch: list[list[int]]) -> list[int]:
-        cols = sorted({i for idx in batch for i in idx})
-        width = len(cols)
-        position = {i: j for j, i in enumerate(cols)}
-        by_grouping = {}
-        for q, idx in enumerate(batch):
-            grouped = {position[i] for i in idx}
-            by_grouping[sum(1 << (width - 1 - j) for j in range(width) if j not in grouped)] = q
-        counts = [0] * len(batch)
-        for g, n in self.con.execute(self._exact_sql(batch)).fetchall():
-            counts[by_grouping[int(g)]] = int(n)
-        return counts
-
-    def _band_sql(self, batch: list[tuple[list[int], int]]) -> str:
-        """Combinations with one number. The released value's band holds its own original (the
-        row is own-matched), so it holds no other original exactly when the original's
-        neighbours in sorted order within its exact group (lag and lead: one window over the
-        source, no band join) both lie outside the band; equal values are neighbours too."""
-        tol = repr(self.tolerance)
-        parts = []
-        for q, (exact, x) in enumerate(batch):
-            key = f"hash({', '.join(f's.c{i}' for i in exact)})" if exact else "0"
-            w = f"(PARTITION BY {key} ORDER BY s.c{x})"
-            parts.append(
-                f"SELECT {q} AS q, s.rid, lag(s.c{x}) OVER {w} AS below, "
-                f"lead(s.c{x}) OVER {w} AS above, r.c{x} AS v FROM {self.src} s "
-                f"LEFT JOIN {self.rel} r ON r.rid = s.rid "
-                f"LEFT JOIN {self.own} o ON o.rid = s.rid "
-                f"QUALIFY r.rid IS NOT NULL AND {self._own([*exact, x])}"
-            )
-        return (
-            f"SELECT q, count(*) FROM ({' UNION ALL '.join(parts)}) "
-            f"WHERE (below IS NULL OR below < v - {tol} * abs(v)) "
-            f"AND (above IS NULL OR above > v + {tol} * abs(v)) GROUP BY q"
-        )
-
     def _band_join_sql(self, exact: list[int], numbers: list[int]) -> str:
-        """Two or more numbers (rare): a band join on them."""
+        """Two or more numbers whose bands hold too many rows to check in memory: a band join on
+        them."""
         tol = repr(self.tolerance)
         conds = [f"s.c{i} = r.c{i}" for i in exact]
         for i in numbers:
@@ -283,7 +219,8 @@ class _Search:
         return (
             f"SELECT 0, count(*) FROM (SELECT r.rid FROM {self.rel} r JOIN {self.src} s "
             f"ON {' AND '.join(conds)} GROUP BY r.rid HAVING count(*) = 1) u "
-            f"JOIN {self.own} o ON o.rid = u.rid WHERE {self._own([*exact, *numbers])}"
+            f"JOIN {self.own} o ON o.rid = u.rid "
+            f"WHERE {' AND '.join(f'o.m{i}' for i in [*exact, *numbers])}"
         )
 
     def _counts(self, sql: str, size: int) -> list[int]:
@@ -292,47 +229,165 @@ class _Search:
             counts[int(q)] = int(n)
         return counts
 
+    def arrays(self) -> _Arrays:
+        if self._arrays is None:
+            self._arrays = _Arrays(self.con, self.src, self.rel, self.own, len(self.kinds))
+        return self._arrays
+
     def rates(self, combos: list[tuple[str, ...]], sampled: int) -> dict[tuple[str, ...], float]:
-        """Share of the sampled rows each combination re-identifies (module docstring); one
-        query per batch of combinations of the same shape."""
-        exact_only: list[tuple[tuple[str, ...], list[int]]] = []
-        one_number: list[tuple[tuple[str, ...], tuple[list[int], int]]] = []
+        """Share of the sampled rows each combination re-identifies (module docstring): exact
+        combinations and those with one number in memory over the encoded columns, two or more
+        numbers by a band join."""
         hits: dict[tuple[str, ...], int] = {}
         for combo in combos:
             exact = [self.index[c] for c in combo if self.kinds[c] != "number"]
             numbers = [self.index[c] for c in combo if self.kinds[c] == "number"]
             if not numbers:
-                exact_only.append((combo, exact))
+                hits[combo] = self.arrays().exact_hits(exact)
             elif len(numbers) == 1:
-                one_number.append((combo, (exact, numbers[0])))
+                hits[combo] = self.arrays().band_hits(exact, numbers[0], self.tolerance)
             else:
-                hits[combo] = self._counts(self._band_join_sql(exact, numbers), 1)[0]
-        for chunk in _batches(exact_only):
-            counts = self._exact_counts([i for _, i in chunk])
-            hits.update(zip((c for c, _ in chunk), counts, strict=True))
-        for start in range(0, len(one_number), BATCH):
-            part = one_number[start : start + BATCH]
-            counts = self._counts(self._band_sql([i for _, i in part]), len(part))
-            hits.update(zip((c for c, _ in part), counts, strict=True))
+                found = self.arrays().band_join_hits(exact, numbers, self.tolerance)
+                if found is None:
+                    found = self._counts(self._band_join_sql(exact, numbers), 1)[0]
+                hits[combo] = found
         return {c: hits[c] / sampled if sampled else 0.0 for c in combos}
 
 
-def _batches(
-    combos: list[tuple[tuple[str, ...], list[int]]],
-) -> list[list[tuple[tuple[str, ...], list[int]]]]:
-    """At most BATCH combinations over at most MASK_BITS columns each (the own-match mask)."""
-    out: list[list[tuple[tuple[str, ...], list[int]]]] = []
-    current: list[tuple[tuple[str, ...], list[int]]] = []
-    columns: set[int] = set()
-    for combo, idx in combos:
-        if current and (len(current) == BATCH or len(columns | set(idx)) > MASK_BITS):
-            out.append(current)
-            current, columns = [], set()
-        current.append((combo, idx))
-        columns |= set(idx)
-    if current:
-        out.append(current)
-    return out
+class _Arrays:
+    """One table's encoded source columns and sampled rows in memory, for the combinations
+    without two numbers. A sampled row is re-identified by an exact combination when its own
+    originals match on every column and its source group (by those originals) holds it alone;
+    by a combination with one number when, in addition, the original's neighbours in sorted
+    order within its exact group both lie outside the released value's band (equal values are
+    neighbours too). Two or more numbers: the source rows inside every band are counted."""
+
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, src: str, rel: str, own: str, width: int
+    ) -> None:
+        cols = [f"c{i}" for i in range(width)]
+        source = con.execute(f"SELECT rid, {', '.join(cols)} FROM {src} ORDER BY rid").fetchnumpy()
+        picked = ", ".join(
+            [f"o.m{i}" for i in range(width)] + [f"r.c{i} AS r{i}" for i in range(width)]
+        )
+        sample = con.execute(
+            f"SELECT o.rid, {picked} FROM {own} o JOIN {rel} r ON r.rid = o.rid"
+        ).fetchnumpy()
+        self.values = [np.asarray(source[c]) for c in cols]
+        self.released = [np.asarray(sample[f"r{i}"]) for i in range(width)]
+        self.matched = [np.asarray(sample[f"m{i}"], dtype=bool) for i in range(width)]
+        self.rows = np.searchsorted(np.asarray(source["rid"]), np.asarray(sample["rid"]))
+        self.codes: list[np.ndarray] = []
+        self.uniques: list[np.ndarray] = []
+        self.distinct: list[int] = []
+        for v in self.values:
+            uniq, inverse = np.unique(v, return_inverse=True)
+            self.codes.append(inverse.astype(np.int64).ravel())
+            self.uniques.append(uniq)
+            self.distinct.append(len(uniq))
+        self._groups: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
+
+    def group(self, idx: list[int]) -> tuple[np.ndarray, int]:
+        """Dense group numbers of the source rows by the columns ``idx`` and their count."""
+        key = tuple(sorted(idx))
+        if key not in self._groups:
+            if not key:
+                self._groups[key] = (np.zeros(len(self.values[0]), np.int64), 1)
+            elif len(key) == 1:
+                self._groups[key] = (self.codes[key[0]], self.distinct[key[0]])
+            else:
+                head, _ = self.group(list(key[:-1]))
+                last = key[-1]
+                combined = head * self.distinct[last] + self.codes[last]
+                uniq, inverse = np.unique(combined, return_inverse=True)
+                self._groups[key] = (inverse.astype(np.int64).ravel(), len(uniq))
+        return self._groups[key]
+
+    def _selected(self, idx: list[int]) -> np.ndarray:
+        sel = np.ones(len(self.rows), dtype=bool)
+        for i in idx:
+            sel &= self.matched[i]
+        return sel
+
+    def exact_hits(self, idx: list[int]) -> int:
+        sel = self._selected(idx)
+        if not sel.any():
+            return 0
+        groups, n = self.group(idx)
+        sizes = np.bincount(groups, minlength=n)
+        return int((sizes[groups[self.rows[sel]]] == 1).sum())
+
+    def band_hits(self, exact: list[int], x: int, tolerance: float) -> int:
+        sel = self._selected([*exact, x])
+        if not sel.any():
+            return 0
+        groups, _ = self.group(exact)
+        composite = groups * self.distinct[x] + self.codes[x]
+        order = np.argsort(composite, kind="stable")
+        position = np.empty_like(order)
+        position[order] = np.arange(len(order))
+        sorted_groups = groups[order]
+        sorted_values = self.values[x][order]
+        rows = self.rows[sel]
+        k = position[rows]
+        last = len(order) - 1
+        below_k = np.maximum(k - 1, 0)
+        above_k = np.minimum(k + 1, last)
+        has_below = (k > 0) & (sorted_groups[below_k] == groups[rows])
+        has_above = (k < last) & (sorted_groups[above_k] == groups[rows])
+        v = self.released[x][sel]
+        band = tolerance * np.abs(v)
+        ok = (~has_below | (sorted_values[below_k] < v - band)) & (
+            ~has_above | (sorted_values[above_k] > v + band)
+        )
+        return int(ok.sum())
+
+    def _band_range(
+        self, groups: np.ndarray, rows: np.ndarray, sel: np.ndarray, x: int, tolerance: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The source rows sorted by group and number ``x``, and for each selected row the
+        start and length of the range of its group inside its band of ``x``."""
+        d = self.distinct[x]
+        composite = groups * d + self.codes[x]
+        order = np.argsort(composite, kind="stable")
+        ordered = composite[order]
+        v = self.released[x][sel]
+        band = tolerance * np.abs(v)
+        low = np.searchsorted(self.uniques[x], v - band, side="left")
+        high = np.searchsorted(self.uniques[x], v + band, side="right")
+        base = groups[rows] * d
+        start = np.searchsorted(ordered, base + low, side="left")
+        end = np.searchsorted(ordered, base + high, side="left")
+        return order, start, np.maximum(end - start, 0)
+
+    def band_join_hits(self, exact: list[int], numbers: list[int], tolerance: float) -> int | None:
+        """Combinations with two or more numbers, as ``_band_join_sql`` counts them: the source
+        rows of the row's exact group inside the band of the number whose bands hold the fewest
+        rows (a range of the rows sorted by group and that number), checked against the other
+        bands; None when the ranges hold too many rows to check in memory."""
+        sel = self._selected([*exact, *numbers])
+        if not sel.any():
+            return 0
+        groups, _ = self.group(exact)
+        rows = self.rows[sel]
+        ranges = [self._band_range(groups, rows, sel, x, tolerance) for x in numbers]
+        best = min(range(len(numbers)), key=lambda j: int(ranges[j][2].sum()))
+        order, start, lengths = ranges[best]
+        rest = [x for j, x in enumerate(numbers) if j != best]
+        total = int(lengths.sum())
+        if total > BAND_JOIN_ROWS:
+            return None
+        query = np.repeat(np.arange(len(rows)), lengths)
+        offsets = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        candidates = order[np.repeat(start, lengths) + offsets]
+        inside = np.ones(total, dtype=bool)
+        for x in rest:
+            released = self.released[x][sel][query]
+            margin = tolerance * np.abs(released)
+            values = self.values[x][candidates]
+            inside &= (values >= released - margin) & (values <= released + margin)
+        counts = np.bincount(query[inside], minlength=len(rows))
+        return int((counts == 1).sum())
 
 
 def _candidates(
