@@ -49,6 +49,7 @@ FIX_ORDER: tuple[MatchKind, ...] = ("key", "category", "number", "text", "timest
 # Rules whose released values are not the originals (an attacker cannot match them).
 REPLACING_RULES = ("pseudonymize", "fake", "scrub", "suppress")
 TOP_COMBINATIONS = 10
+GROUP_CACHE_BYTES = 256 << 20  # groups of column combinations kept for longer combinations
 BAND_JOIN_ROWS = 20_000_000  # candidate pairs a band join checks in memory (else in DuckDB)
 # A number with fewer distinct values than this share of rows is a code or a count: matched
 # exactly (a tolerance would only merge neighbouring codes and blow up the band join).
@@ -286,6 +287,7 @@ class _Arrays:
             self.uniques.append(uniq)
             self.distinct.append(len(uniq))
         self._groups: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
+        self._cached = 0  # groups of two or more columns in _groups
 
     def group(self, idx: list[int]) -> tuple[np.ndarray, int]:
         """Dense group numbers of the source rows by the columns ``idx`` and their count."""
@@ -301,6 +303,12 @@ class _Arrays:
                 combined = head * self.distinct[last] + self.codes[last]
                 uniq, inverse = np.unique(combined, return_inverse=True)
                 self._groups[key] = (inverse.astype(np.int64).ravel(), len(uniq))
+                self._cached += 1
+                # combinations' groups are kept while they fit (the oldest go first)
+                while self._cached * len(combined) * 8 > GROUP_CACHE_BYTES and self._cached > 1:
+                    oldest = next(k for k in self._groups if len(k) > 1 and k != key)
+                    del self._groups[oldest]
+                    self._cached -= 1
         return self._groups[key]
 
     def _selected(self, idx: list[int]) -> np.ndarray:
