@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from benchforge.agents.protocol import Agent, config_hash
 from benchforge.core.artifacts import LAYOUT
+from benchforge.core.digest import folder_digest
 from benchforge.core.errors import BenchforgeError
 from benchforge.core.records import AgentLimits, DatasetRecord, LlmOptions, RunIdentity, RunSpec
 from benchforge.evaluation.tasks import LoadedTask
@@ -59,11 +60,7 @@ def record_version(record: DatasetRecord) -> str:
 
 
 def task_digest(task: LoadedTask) -> str:
-    h = hashlib.sha256()
-    for path in sorted(p for p in task.folder.rglob("*") if p.is_file()):
-        h.update(path.relative_to(task.folder).as_posix().encode() + b"\0")
-        h.update(path.read_bytes() + b"\0")
-    return f"{task.spec.version}:{h.hexdigest()[:12]}"
+    return f"{task.spec.version}:{folder_digest(task.folder)[:12]}"
 
 
 def run_identity(

@@ -3,7 +3,8 @@
 Gold is prepared per task (built once, cached under ``work``) and given to the scorer only
 here, after the agent has finished; it is never in a workspace. Scoring is deterministic, so
 identical submissions (the oracle's or the null agent's epochs, say) share one score: the
-:class:`ScoreMemo` keys scores by the submitted repository's content.
+:class:`ScoreMemo` keys scores by the submitted repository's content within a run, and executed
+families keep theirs across runs (:mod:`benchforge.evaluation.de.score_cache`).
 
 Each score keeps why every node matched or not (``TrialScore.nodes``, see
 :func:`node_details`), bounded so a score stays small however wide or wrong the tables are.
@@ -11,8 +12,6 @@ Each score keeps why every node matched or not (``TrialScore.nodes``, see
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
 import threading
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from benchforge.core.digest import tree_digest
 from benchforge.core.records import JudgeRecord, NodeDetail, ScoreStatus, TrialResult, TrialScore
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.de.details import (
@@ -76,21 +76,6 @@ class GoldCache:
             return self._gold[ident]
 
 
-def tree_digest(root: Path) -> str:
-    """sha256 over every path under ``root`` with its content (a symlink: its target text)."""
-    h = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(filenames + [d for d in dirnames if os.path.islink(Path(dirpath, d))]):
-            path = Path(dirpath, name)
-            rel = path.relative_to(root).as_posix().encode()
-            if path.is_symlink():
-                h.update(b"L" + rel + b"\0" + os.readlink(path).encode() + b"\0")
-            elif path.is_file():
-                h.update(b"F" + rel + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
 class ScoreMemo:
     """Scores by (task, dataset, sandboxing, submission content); thread-safe, and a second
     identical submission waits for the first one's score instead of scoring again."""
@@ -123,6 +108,7 @@ def trial_score(
     nodes: list[NodeDetail] | None = None,
     nodes_visible: list[NodeDetail] | None = None,
     judged: JudgeRecord | None = None,
+    score_reused: bool = False,
 ) -> TrialScore:
     """The score of ``result``: its key and what the agent spent, with the scorer's verdict."""
     return TrialScore(
@@ -144,6 +130,7 @@ def trial_score(
         scored_at=datetime.now(UTC),
         scored_on=scored_on,
         scoring_sandbox=scoring_sandbox,
+        score_reused=score_reused,
         nodes=nodes or [],
         nodes_visible=nodes_visible or [],
         judged=judged,
@@ -216,6 +203,7 @@ def score_trial(
         success=score.success,
         scored_on="heldout" if "heldout" in scores else "visible",
         scoring_sandbox=score.sandbox,
+        score_reused=all(s.reused for s in scores.values()),
         detail=score.detail,
         nodes=score.nodes
         if show_heldout_examples or "heldout" not in scores

@@ -105,6 +105,9 @@ class DeScore(BaseModel):
     """The data scored on: the held-out seed, or the dataset the agent saw."""
     visible: DeScore | None = None
     """With ``scored_on == "heldout"``: the same candidate scored on the visible dataset."""
+    reused: bool = False
+    """Kept from an earlier scoring of the identical submission (see
+    :mod:`benchforge.evaluation.de.score_cache`)."""
 
     def summary(self) -> str:
         return f"CS {self.cs:.2f} / CFS {self.cfs:.2f} / SR {self.sr:.0f}"
@@ -358,17 +361,27 @@ class TimeLimits(BaseModel):
 
 
 def time_limits(gold_folder: Path, gold: DbtManifest, node_timeout_s: float | None) -> TimeLimits:
-    """Limits scaled from the gold build's own times (``build.json``, ``run_results.json``)."""
+    """Limits scaled from the gold build's own times: the end-to-end build gets ``MIN_BUILD_S``
+    (dbt's start-up and parse) plus ``TIME_FACTOR`` times the gold's model and seed execution
+    times (``run_results.json``), so a slow start-up on a busy machine is not multiplied; each
+    node ``TIME_FACTOR`` times its own (at least ``MIN_NODE_S``). Without run results, the
+    build gets ``TIME_FACTOR`` times the whole gold build (``build.json``)."""
+    results_file = gold_folder / "run_results.json"
+    results = (
+        json.loads(results_file.read_text()).get("results", []) if results_file.exists() else []
+    )
     build_s = MIN_BUILD_S
+    executed = [r for r in results if str(r.get("unique_id", "")).startswith(("model.", "seed."))]
     build_record = LAYOUT.gold_record_file(gold_folder)
-    if build_record.exists():
+    if executed:
+        build_s += TIME_FACTOR * sum(float(r.get("execution_time") or 0) for r in executed)
+    elif build_record.exists():
         seconds = float(json.loads(build_record.read_text()).get("seconds") or 0.0)
         build_s = max(MIN_BUILD_S, TIME_FACTOR * seconds)
     nodes: dict[str, float] = {}
-    results = gold_folder / "run_results.json"
-    if node_timeout_s is None and results.exists():
+    if node_timeout_s is None:
         by_id = {m.unique_id: m.name for m in gold.models.values()}
-        for r in json.loads(results.read_text()).get("results", []):
+        for r in results:
             name = by_id.get(r.get("unique_id", ""))
             if name is not None:
                 nodes[name] = max(MIN_NODE_S, TIME_FACTOR * float(r.get("execution_time") or 0))

@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from benchforge.core.artifacts import LAYOUT
+from benchforge.core.digest import folder_digest, tree_digest
 from benchforge.core.errors import UnsupportedTaskError
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers, load_manifest
@@ -33,6 +34,7 @@ from benchforge.evaluation.de.mutations import (
     apply_mutation,
     predict,
 )
+from benchforge.evaluation.de.score_cache import ScoreCache
 from benchforge.evaluation.de.scoring import DeScore, score_candidate
 from benchforge.evaluation.gold import build_gold, dataset_version, repo_version
 from benchforge.evaluation.judges.models import JudgedVerification
@@ -159,11 +161,23 @@ def score_task(
     work: Path,
     sandbox: SandboxBackend | None = None,
     unsandboxed: bool = False,
+    reuse: bool = False,
 ) -> DeScore:
     """Scores ``candidate`` for ``task``; candidate code runs in ``sandbox`` (default: the
-    machine's best backend) unless ``unsandboxed`` is explicitly asked for."""
+    machine's best backend) unless ``unsandboxed`` is explicitly asked for. ``reuse``: take
+    the score from the gold build's score cache when this exact submission was scored there
+    before, and keep a new one (:mod:`benchforge.evaluation.de.score_cache`)."""
     scored = set(gold.scored_nodes) if gold.scored_nodes is not None else None
-    return score_candidate(
+    cache, key = None, ""
+    if reuse and not unsandboxed:
+        cache = ScoreCache(gold.gold_folder)
+        key = cache.key(
+            task=folder_digest(task.folder), submission=tree_digest(candidate), dataset=dataset_dir
+        )
+        found = cache.get(key)
+        if found is not None:
+            return found
+    score = score_candidate(
         candidate,
         gold.gold_folder,
         dataset_dir,
@@ -173,6 +187,9 @@ def score_task(
         sandbox=sandbox,
         unsandboxed=unsandboxed,
     )
+    if cache is not None:
+        cache.put(key, score)
+    return score
 
 
 def workspace(task: LoadedTask, gold_folder: Path | None, dest: Path) -> Path:
@@ -257,8 +274,10 @@ def check_gold(
     agents see, when ``dataset_dir`` is a held-out seed); ``problems`` found beforehand are
     kept."""
     runs = work / "verify" / task.spec.id
-    gold_score = _triple(score_task(task, gold.repo, gold, dataset_dir, runs / "gold"))
-    empty_score = _triple(score_task(task, gold.base_repo, gold, dataset_dir, runs / "empty"))
+    # kept: they are the oracle's and the null agent's scores of a run on the same data
+    gold_score = _triple(score_task(task, gold.repo, gold, dataset_dir, runs / "gold", reuse=True))
+    empty = score_task(task, gold.base_repo, gold, dataset_dir, runs / "empty", reuse=True)
+    empty_score = _triple(empty)
     result = TaskVerification(
         task=task.key,
         dataset=str(dataset_dir),

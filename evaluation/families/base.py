@@ -59,6 +59,7 @@ class SubmissionScore(BaseModel):
     detail: str | None = None  # why it lost points, short (the candidate's errors)
     nodes: list[NodeDetail] = []  # per-part detail, when the family has parts
     judged: JudgeRecord | None = None  # judged families: judges, cost, unscored items
+    reused: bool = False  # kept from an earlier scoring of the identical submission
 
 
 @runtime_checkable

@@ -177,7 +177,14 @@ class DeFamily(FamilyBase):
         judge: Judge | None = None,
     ) -> SubmissionScore:
         score = score_task(
-            task, submission, gold, dataset_dir, work, sandbox=sandbox, unsandboxed=unsandboxed
+            task,
+            submission,
+            gold,
+            dataset_dir,
+            work,
+            sandbox=sandbox,
+            unsandboxed=unsandboxed,
+            reuse=True,
         )
         sandboxed_by = score.isolation.backend if score.isolation else None
         return SubmissionScore(
@@ -187,6 +194,7 @@ class DeFamily(FamilyBase):
             sandbox="none" if score.unsandboxed else sandboxed_by,
             detail="; ".join(score.candidate_errors)[:2000] or None,
             nodes=node_details(score),
+            reused=score.reused,
         )
 
     def verify(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -185,11 +186,23 @@ def test_scoring_is_sandboxed_unless_explicitly_not(
 def test_time_limits_scale_with_the_gold(gold: Path) -> None:
     manifest = load_manifest(gold / "manifest.json")
     limits = time_limits(gold, manifest, None)
-    assert limits.build_s == max(MIN_BUILD_S, TIME_FACTOR * load_gold(gold).seconds)
+    results = json.loads((gold / "run_results.json").read_text())["results"]
+    sql_s = sum(
+        r["execution_time"] for r in results if r["unique_id"].startswith(("model.", "seed."))
+    )
+    # dbt's start-up is not multiplied: a busy machine's slow gold start leaves the limit alone
+    assert 0 < sql_s < load_gold(gold).seconds
+    assert limits.build_s == pytest.approx(MIN_BUILD_S + TIME_FACTOR * sql_s)
     assert set(limits.nodes) == set(manifest.models)
     assert all(v >= MIN_NODE_S for v in limits.nodes.values())
     fixed = time_limits(gold, manifest, 5.0)
     assert fixed.nodes == {} and fixed.node_s("dim_accounts") == 5.0
+    (gold / "run_results.json").rename(gold / "run_results.json.kept")
+    try:  # without run results: the whole recorded build, scaled
+        unsized = time_limits(gold, manifest, None)
+        assert unsized.build_s == max(MIN_BUILD_S, TIME_FACTOR * load_gold(gold).seconds)
+    finally:
+        (gold / "run_results.json.kept").rename(gold / "run_results.json")
 
 
 def test_a_relative_work_folder_inside_the_candidate_is_refused(

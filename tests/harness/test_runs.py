@@ -107,6 +107,37 @@ def test_oracle_scores_100_and_null_0_and_a_rerun_redoes_nothing(
     assert score_run(run_id="oracle-null").scored == 0  # nothing new to score
 
 
+def test_a_later_run_reuses_the_kept_scores_of_identical_submissions(
+    artifacts: Path, dataset: Path
+) -> None:
+    """The oracle's and the null agent's submissions are the same bytes in every run: a second
+    run takes their executed scores from the gold build's score cache (marked reused) instead
+    of building them again, and a cleared cache scores them afresh to the same numbers."""
+    first = scores_by("oracle-null")
+    for run_id in ("oracle-null-again", "oracle-null-cold"):
+        if run_id == "oracle-null-cold":
+            kept = list(artifacts.rglob("score-cache/*.json"))
+            assert kept and all(p.parent.parent.joinpath("gold.duckdb").is_file() for p in kept)
+            for path in kept:
+                path.unlink()
+        run_suite(
+            suites=["de-mini"],
+            agents=["oracle", "null"],
+            models=["mock-echo"],
+            epochs=1,
+            run_id=run_id,
+            tasks_root=TASKS_ROOT,
+            datasets={"mini": str(dataset)},
+            concurrency=4,
+        )
+        assert score_run(run_id=run_id).statuses == {"scored": 6}
+        for (agent, model, task_id, epoch), s in scores_by(run_id).items():
+            executed = task_id != "mini-arch-retention"
+            assert s.score_reused is (executed and run_id == "oracle-null-again"), (run_id, task_id)
+            assert s.metrics == first[(agent, model, task_id, epoch)].metrics
+            assert s.nodes == first[(agent, model, task_id, epoch)].nodes
+
+
 def test_the_leaderboard_is_an_artifact_of_the_report_flow_run(artifacts: Path) -> None:
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey

@@ -205,6 +205,11 @@ class TrialScore(BaseModel):
         description="the sandbox backend that ran the candidate's code while scoring; "
         "'none' when scoring was explicitly unsandboxed",
     )
+    score_reused: bool = Field(
+        default=False,
+        description="the scores were kept from an earlier scoring of the identical submission "
+        "(same task, gold build, dataset, sandbox and scorer code)",
+    )
     nodes: list[NodeDetail] = Field(
         default_factory=list, description="per node, on the data the metrics are on (scored_on)"
     )
