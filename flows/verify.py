@@ -9,6 +9,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
+from prefect.task_runners import ThreadPoolTaskRunner
 
 from benchforge.core.catalogue import catalogue as find_catalogue
 from benchforge.core.errors import BenchforgeError
@@ -93,7 +94,12 @@ def verify_one(
     return family.verify(loaded, Path(dataset_dir), Path(work), options)
 
 
-@flow(name="verify_tasks")
+# Tasks verified at once: each is mostly one core of dbt and DuckDB work (gold builds shared by
+# tasks of a domain are built once, the others wait for it).
+VERIFY_AT_ONCE = 2
+
+
+@flow(name="verify_tasks", task_runner=ThreadPoolTaskRunner(max_workers=VERIFY_AT_ONCE))
 def verify_tasks(
     path: str = "task_specs",
     work: str | None = None,
@@ -138,13 +144,14 @@ def verify_tasks(
         visible_dirs = resolve_datasets(tasks, overrides, root)
         heldout_dirs = resolve_heldout(tasks, overrides, root) if heldout else {}
         twins = _claim_twins(tasks, overrides, root) if heldout else {}
+        futures = []
         for loaded in tasks:
             visible = visible_dirs[loaded.key]
             use_heldout = loaded.key in heldout_dirs
             dataset_dir = heldout_dirs[loaded.key] if use_heldout else visible
             # "scoring": the gold cache score_run uses too, when both get the same work root
-            results.append(
-                verify_one(
+            futures.append(
+                verify_one.submit(
                     loaded,
                     str(dataset_dir),
                     str(root / "scoring"),
@@ -155,7 +162,11 @@ def verify_tasks(
                     twins.get(loaded.key),
                 )
             )
-            logger.info("%s: %s", loaded.key, "ok" if results[-1].ok else results[-1].problems)
+        for future in futures:
+            results.append(future.result())
+            logger.info(
+                "%s: %s", results[-1].task, "ok" if results[-1].ok else results[-1].problems
+            )
     lines = [
         "| task | gold / reference | empty | mutations, wrong anchors | reward hacks held | ok |",
         "|---|---|---|---|---|---|",

@@ -7,7 +7,7 @@ A key is the sha256 of the submission's content, the task's files, the gold buil
 repository and dataset versions), the dataset folder and the scorer's own source code
 (``benchforge.evaluation`` and ``benchforge.core``): a change to any of them scores afresh.
 Only scores whose candidate code ran with a confined filesystem (the namespace sandbox) are
-kept, and the cache lives in the gold build's folder, which that sandbox never shows: candidate
+kept, and the cache lives beside the gold build, where that sandbox shows nothing: candidate
 code can neither read held-out rows from it nor plant a score. Mutation and reward-hack checks
 never use it (they exist to exercise the scorer).
 """
@@ -32,7 +32,7 @@ from benchforge.evaluation.de.scoring import DeScore
 log = logging.getLogger(__name__)
 
 CACHE_FORMAT = "1"
-CACHE_FOLDER = "score-cache"
+CACHE_SUFFIX = ".scores"
 
 
 @lru_cache(maxsize=1)
@@ -49,11 +49,12 @@ def scorer_version() -> str:
 
 
 class ScoreCache:
-    """The kept scores against one gold build (``<gold folder>/score-cache/<key>.json``)."""
+    """The kept scores against one gold build, beside it (``<gold folder>.scores/<key>.json``):
+    not inside, where reward-hack checks watch the gold for changes."""
 
     def __init__(self, gold_folder: Path) -> None:
         self.gold_folder = gold_folder
-        self.folder = gold_folder / CACHE_FOLDER
+        self.folder = gold_folder.with_name(gold_folder.name + CACHE_SUFFIX)
 
     def key(self, *, task: str, submission: str, dataset: Path) -> str:
         record = LAYOUT.gold_record_file(self.gold_folder)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from benchforge.core.sandbox.models import Isolation
-from benchforge.evaluation.de.score_cache import CACHE_FOLDER, ScoreCache, scorer_version
+from benchforge.evaluation.de.score_cache import CACHE_SUFFIX, ScoreCache, scorer_version
 from benchforge.evaluation.de.scoring import DeScore
 
 
@@ -50,7 +50,7 @@ def test_a_kept_score_comes_back_marked_reused(tmp_path: Path) -> None:
     cache.put(key, _score())
     found = cache.get(key)
     assert found is not None and found.reused and (found.cs, found.cfs) == (62.5, 50.0)
-    assert cache.folder == tmp_path / "gold" / "crm" / "abc" / CACHE_FOLDER
+    assert cache.folder == tmp_path / "gold" / "crm" / f"abc{CACHE_SUFFIX}"  # beside the gold
     assert [p.name for p in cache.folder.iterdir()] == [f"{key}.json"]  # no temp file left
 
 

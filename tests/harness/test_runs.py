@@ -116,8 +116,10 @@ def test_a_later_run_reuses_the_kept_scores_of_identical_submissions(
     first = scores_by("oracle-null")
     for run_id in ("oracle-null-again", "oracle-null-cold"):
         if run_id == "oracle-null-cold":
-            kept = list(artifacts.rglob("score-cache/*.json"))
-            assert kept and all(p.parent.parent.joinpath("gold.duckdb").is_file() for p in kept)
+            kept = list(artifacts.rglob("*.scores/*.json"))
+            assert kept and all(
+                p.parent.with_suffix("").joinpath("gold.duckdb").is_file() for p in kept
+            )
             for path in kept:
                 path.unlink()
         run_suite(
