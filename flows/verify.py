@@ -9,6 +9,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from benchforge.core.catalogue import catalogue as find_catalogue
@@ -66,7 +67,7 @@ class TaskVerificationFailed(BenchforgeError):
     """A task's gold, do-nothing, mutation or reward-hack check did not hold."""
 
 
-@task(name="verify-task")
+@task(name="verify-task", cache_policy=NO_CACHE)
 def verify_one(
     loaded: LoadedTask,
     dataset_dir: str,
