@@ -35,6 +35,12 @@ def add_parser(sub: Subparsers) -> None:
         help="verify the mutation and reward-hack catalogues too (what the scheduled nightly does)",
     )
     nightly.add_argument(
+        "--visible-scores",
+        action="store_true",
+        help="also score DE trials on the visible dataset (the _visible columns; off by "
+        "default, it doubles the night's scoring)",
+    )
+    nightly.add_argument(
         "--da-suite",
         action="append",
         help="judged analysis suites run as RUN-da (default: da-crm; 'none' for none)",
@@ -72,6 +78,7 @@ def nightly_command(args: argparse.Namespace) -> int:
             datasets=parse_datasets(args.dataset),
             verify=not args.no_verify,
             verify_mutations=args.mutations,
+            visible_scores=args.visible_scores,
             run_id=args.run_id,
             da_suites=_da_suites(args.da_suite),
         )

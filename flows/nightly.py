@@ -98,6 +98,7 @@ def nightly(
     datasets: dict[str, str] | None = None,
     verify: bool = True,
     verify_mutations: bool = False,
+    visible_scores: bool = False,
     concurrency: Annotated[int, Field(ge=1, le=256)] = 4,
     limits: AgentLimits | None = None,
     run_id: RunId | None = None,
@@ -127,6 +128,10 @@ def nightly(
         verify_mutations: add the exhaustive checks to verification: the mutation and
             reward-hack catalogues, and the judged reward-hack catalogue on the judged suites
             (the scheduled nightly does).
+        visible_scores: also score each DE trial on the visible dataset (its ``_visible``
+            columns, which show answers fitted to the data the agent saw). Off by default: the
+            leaderboard ranks by the held-out seed, and the visible scores would double the
+            night's scoring and gold builds; ``score-run --rescore`` or a ``run`` adds them.
         concurrency: trials at once.
         limits: per-trial budgets (rounds, seconds, memory).
         run_id: name the run yourself (resuming it needs the same inputs); default
@@ -212,7 +217,7 @@ def nightly(
         limits=limits,
         datasets=overrides,
     )
-    scores = score_run(run_id=run_id)
+    scores = score_run(run_id=run_id, visible_scores=visible_scores)
     board = publish_report(run_id)
     calibration = None
     if calibration_cases and calibration_labels:

@@ -334,6 +334,7 @@ def score_chunk(
     memo: ScoreMemo,
     judge: Judge | None = None,
     show_heldout_examples: bool = False,
+    visible_scores: bool = True,
 ) -> ChunkScores:
     """Scores ``slugs``; ``gold``, ``memo`` and ``judge`` belong to the ``score_run`` flow
     run, shared by its chunks (threads of one process) and dropped with it.
@@ -370,6 +371,7 @@ def score_chunk(
                 memo=memo,
                 judge=judge,
                 show_heldout_examples=show_heldout_examples,
+                visible_too=visible_scores,
             )
         except Exception as exc:  # this trial's scoring failed, not the run's
             score = scoring_error(result, exc)
@@ -404,6 +406,7 @@ def score_run(
     judge_model: str | None = None,
     judge: JudgeSettings | None = None,
     show_heldout_examples: bool = False,
+    visible_scores: bool = True,
 ) -> ScoreSummary:
     """Scores the finished trials of ``run_id`` that have no score yet or a scoring error
     (all with ``rescore``), without re-running any agent. Every execution of candidate code
@@ -427,6 +430,9 @@ def score_run(
         judge: how judged tasks are judged (per-item or batched calls, retries, GSB alpha).
         show_heldout_examples: keep example rows in scores on the held-out seed (by default
             they keep only counts and the differing columns: held-out rows stay held out).
+        visible_scores: for trials scored on a held-out seed, also score them on the visible
+            dataset (the ``<metric>_visible`` columns, which show answers fitted to the data
+            the agent saw); off, each such trial is scored once, on the held-out seed.
     """
     logger = get_run_logger()
     t0 = time.monotonic()
@@ -469,6 +475,7 @@ def score_run(
                 memo,
                 the_judge,
                 show_heldout_examples,
+                visible_scores,
             ):
                 for status, count in part.statuses.items():
                     statuses[status] = statuses.get(status, 0) + count
@@ -511,6 +518,7 @@ def _score_chunks(
     memo: ScoreMemo,
     judge: Judge | None,
     show_heldout_examples: bool,
+    visible_scores: bool,
 ) -> list[ChunkScores]:
     with runner:
         futures = [
@@ -525,6 +533,7 @@ def _score_chunks(
                     "memo": memo,
                     "judge": judge,
                     "show_heldout_examples": show_heldout_examples,
+                    "visible_scores": visible_scores,
                 },
             )
             for part in parts

@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
@@ -98,9 +99,10 @@ def verify_one(
 # Tasks verified at once: each is mostly one core of dbt and DuckDB work (gold builds shared by
 # tasks of a domain are built once, the others wait for it).
 VERIFY_AT_ONCE = 2
+_RUNNER: Any = ThreadPoolTaskRunner(max_workers=VERIFY_AT_ONCE)  # Prefect's stub types it Never
 
 
-@flow(name="verify_tasks", task_runner=ThreadPoolTaskRunner(max_workers=VERIFY_AT_ONCE))
+@flow(name="verify_tasks", task_runner=_RUNNER)
 def verify_tasks(
     path: str = "task_specs",
     work: str | None = None,

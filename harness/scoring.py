@@ -150,11 +150,12 @@ def score_trial(
     memo: ScoreMemo | None = None,
     judge: Judge | None = None,
     show_heldout_examples: bool = False,
+    visible_too: bool = True,
 ) -> TrialScore:
     """Scores one finished trial by its task's family. With ``heldout_dir`` the metrics are
-    those on the held-out dataset, and the visible dataset's are kept beside them as
-    ``<metric>_visible``; the held-out score keeps no example rows (only counts and differing
-    columns) unless ``show_heldout_examples``."""
+    those on the held-out dataset, and (``visible_too``) the visible dataset's are kept beside
+    them as ``<metric>_visible``; the held-out score keeps no example rows (only counts and
+    differing columns) unless ``show_heldout_examples``."""
     if result.status == "infra_error":
         return trial_score(result, "infra_error", detail=result.error)
     family = family_of(task)
@@ -172,7 +173,8 @@ def score_trial(
     memo = memo if memo is not None else ScoreMemo()
     try:
         digest = tree_digest(submission)
-        datasets = {"heldout": heldout_dir, "visible": dataset_dir}
+        visible = dataset_dir if visible_too or heldout_dir is None else None
+        datasets = {"heldout": heldout_dir, "visible": visible}
         for label, data in ((k, v) for k, v in datasets.items() if v is not None):
 
             def compute(label: str = label, data: Path = data) -> SubmissionScore:
@@ -191,10 +193,11 @@ def score_trial(
             scores[label] = memo.score(ident, compute)
     finally:
         shutil.rmtree(trial_work, ignore_errors=True)
-    score = scores.get("heldout", scores["visible"])
+    score = scores.get("heldout") or scores["visible"]
+    seen = scores.get("visible") if "heldout" in scores else None
     metrics = dict(score.metrics)
-    if "heldout" in scores:
-        metrics |= {f"{k}_visible": v for k, v in scores["visible"].metrics.items()}
+    if seen is not None:
+        metrics |= {f"{k}_visible": v for k, v in seen.metrics.items()}
     return trial_score(
         result,
         "scored",
@@ -208,7 +211,7 @@ def score_trial(
         nodes=score.nodes
         if show_heldout_examples or "heldout" not in scores
         else withhold_examples(score.nodes),
-        nodes_visible=scores["visible"].nodes if "heldout" in scores else [],
+        nodes_visible=seen.nodes if seen is not None else [],
         judged=score.judged,
     )
 

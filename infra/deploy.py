@@ -72,7 +72,7 @@ def _specs(
             dict(
                 name="nightly-eval",
                 schedules=[Cron(NIGHTLY_CRON, timezone=timezone)],
-                parameters={"verify_mutations": True},
+                parameters={"verify_mutations": True, "visible_scores": True},
                 tags=["benchforge", "nightly"],
                 description="synthesize -> gold -> verify -> run -> score -> report",
             ),

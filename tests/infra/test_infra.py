@@ -36,7 +36,7 @@ def test_nightly_is_scheduled_with_typed_parameters() -> None:
     assert run_date == {"type": "string", "format": "date"}
     assert props["datasets"]["anyOf"][0]["type"] == "object"
     assert props["epochs"]["type"] == "integer"
-    assert nightly.parameters == {"verify_mutations": True}
+    assert nightly.parameters == {"verify_mutations": True, "visible_scores": True}
     assert not found["run-suite"].schedules
     # Every shipped task is verified exhaustively each night (the test suite samples them).
     verify_all = found["verify-all-tasks"]

@@ -144,6 +144,18 @@ def test_pipeline_command_runs_the_nightly_eval_offline(workdir: Path) -> None:
     assert rows["oracle"]["primary_mean"] == 100.0 and rows["null"]["primary_mean"] == 0.0
     sla = next(t for t in board["tasks"] if t["task_id"] == "crm-evol-support-response-sla")
     assert [c["primary_mean"] for c in sla["cells"] if c["agent"] == "react-de"] == [100.0]
+    # DE trials are scored once, on the held-out seed (the nightly's visible scores are opt-in),
+    # and the oracle's and null agent's held-out scores are verification's gold and do-nothing
+    # scores, kept in the score cache
+    de_scores = [
+        json.loads(p.read_text())
+        for p in (workdir / "artifacts/runs/nightly-2026-01-31/scores").rglob("*.json")
+    ]
+    executed = [d for d in de_scores if d["family"] in ("de_impl", "de_evol")]
+    assert len(executed) == 12 and all(d["scored_on"] == "heldout" for d in executed)
+    assert not any(k.endswith("_visible") for d in executed for k in d["metrics"])
+    references = [d for d in executed if d["key"]["agent"] in ("oracle", "null")]
+    assert len(references) == 8 and all(d["score_reused"] for d in references)
     # Operators find the leaderboard on the nightly flow run itself (same Prefect database).
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
