@@ -86,6 +86,7 @@ SLOWEST_FILES = (
     "tests/integration/test_anonymize_release.py",
     "tests/integration/test_byo_walkthrough.py",
     "tests/integration/test_reward_hacks.py",
+    "tests/integration/test_readme_commands.py",
     "tests/evaluation/test_shipped_tasks.py",
     "tests/evaluation/test_heldout.py",
     "tests/evaluation/test_gold.py",
