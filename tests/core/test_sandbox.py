@@ -901,3 +901,30 @@ def test_default_backend_isolates(ns: NamespaceBackend) -> None:
     assert isolation.filesystem == "confined"
     assert isolation.process_tree == "pid-namespace"
     assert default_backend() is backend  # probed once
+
+
+def test_candidate_code_cannot_read_or_plant_a_kept_score(
+    ns: NamespaceBackend, ws: Path, tmp_path: Path
+) -> None:
+    """Attack on the score cache: candidate code tries to read a kept score (held-out counts)
+    and to plant a perfect one beside the gold build; the namespace sandbox shows neither."""
+    from benchforge.evaluation.de.score_cache import ScoreCache
+
+    cache = ScoreCache(tmp_path / "gold" / "crm" / "abc")
+    cache.folder.mkdir(parents=True)
+    kept = cache.folder / "k.json"
+    kept.write_text('{"cs": 12.5}')
+    attack = (
+        "import pathlib, sys\n"
+        f"p = pathlib.Path({str(kept)!r})\n"
+        "print('seen' if p.exists() else 'unseen')\n"
+        "try:\n"
+        f"    pathlib.Path({str(cache.folder / 'planted.json')!r}).write_text('{{\"cs\": 100}}')\n"
+        "    print('planted')\n"
+        "except OSError:\n"
+        "    print('refused')\n"
+    )
+    result = run(ns, py(attack), ws)
+    assert result.returncode == 0, result
+    assert result.stdout.split() == ["unseen", "refused"]
+    assert sorted(p.name for p in cache.folder.iterdir()) == ["k.json"]
