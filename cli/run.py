@@ -61,6 +61,7 @@ def add_parser(sub: Subparsers) -> None:
     run.add_argument("--action-timeout-s", type=float, help="per tool call (default 120)")
     run.add_argument("--wall-s", type=float, help="per trial (default 1800)")
     run.add_argument("--no-score", action="store_true", help="do not score after running")
+    add_visible_scores_argument(run)
     add_judge_arguments(run)
     run.set_defaults(func=run_command)
 
@@ -87,6 +88,7 @@ def add_parser(sub: Subparsers) -> None:
         "differing columns only; held-out rows stay held out)",
     )
     score_run.add_argument("--workers", type=int, default=2)
+    add_visible_scores_argument(score_run)
     add_judge_arguments(score_run)
     score_run.set_defaults(func=score_run_command)
 
@@ -111,6 +113,15 @@ def add_parser(sub: Subparsers) -> None:
     view.add_argument("--serve", action="store_true", help="serve it on 127.0.0.1")
     view.add_argument("--port", type=int, default=8000, help="with --serve (0: a free port)")
     view.set_defaults(func=view_command)
+
+
+def add_visible_scores_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--visible-scores",
+        action="store_true",
+        help="also score DE trials on the visible dataset (the _visible columns, which show "
+        "answers fitted to the data the agent saw; a second scoring per trial)",
+    )
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -158,6 +169,7 @@ def run_command(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 judge_model=args.judge_model,
                 judge=judge_settings(args),
+                visible_scores=args.visible_scores,
             )
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
         print(
@@ -185,6 +197,7 @@ def score_run_command(args: argparse.Namespace) -> int:
             judge_model=args.judge_model,
             judge=judge_settings(args),
             show_heldout_examples=args.show_heldout_examples,
+            visible_scores=args.visible_scores,
         )
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
     print(

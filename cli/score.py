@@ -32,7 +32,12 @@ def add_parser(sub: Subparsers) -> None:
         help="keep example rows of the held-out seed in the report (default: only counts and "
         "the differing columns; held-out rows stay held out)",
     )
-    score.add_argument("--work", help="keep builds in this folder (default: a temp folder)")
+    score.add_argument(
+        "--work",
+        help="keep builds in this folder (default: gold builds in the artifact root's scoring "
+        "folder, shared with runs and verification, so they and kept scores are reused; the "
+        "candidate's builds in a temp folder)",
+    )
     score.add_argument(
         "--unsandboxed",
         action="store_true",
@@ -46,9 +51,11 @@ def score_command(args: argparse.Namespace) -> int:
     import tempfile
 
     use_prefect(args.verbose, start=False)  # a flow only to synthesize a missing dataset
+    from benchforge.core.settings import load_settings
     from benchforge.evaluation.de.tasks import dump_report, prepare_gold, score_task
     from benchforge.evaluation.tasks import load_task
     from benchforge.flows.datasets import heldout_dataset, task_dataset
+    from benchforge.harness.sandbox_policy import work_root
 
     loaded = load_task(Path(args.task))
     ref = loaded.spec.dataset
@@ -60,21 +67,30 @@ def score_command(args: argparse.Namespace) -> int:
         print(warning, file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="benchforge-score-") as tmp:
         work = Path(args.work).resolve() if args.work else Path(tmp)
+        # the gold cache runs and verification use ("scoring"), unless told otherwise
+        gold_work = work if args.work else work_root(load_settings()) / "scoring"
         candidate = Path(args.candidate).resolve()
         dataset = task_dataset(loaded, args.dataset, work / "dataset")
-        gold = prepare_gold(loaded, dataset, work)
+        gold = prepare_gold(loaded, dataset, gold_work)
         result = score_task(
-            loaded, candidate, gold, dataset, work / "score", unsandboxed=args.unsandboxed
+            loaded,
+            candidate,
+            gold,
+            dataset,
+            work / "score",
+            unsandboxed=args.unsandboxed,
+            reuse=True,
         )
         if args.dataset is None and ref.location is None and not args.visible_only:
             heldout = heldout_dataset(ref.domain, work / "heldout", ref.scale, ref.seed)
             primary = score_task(
                 loaded,
                 candidate,
-                prepare_gold(loaded, heldout, work),
+                prepare_gold(loaded, heldout, gold_work),
                 heldout,
                 work / "score-heldout",
                 unsandboxed=args.unsandboxed,
+                reuse=True,
             )
             if not args.show_heldout_examples:
                 primary = primary.without_examples()

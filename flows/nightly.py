@@ -131,7 +131,8 @@ def nightly(
         visible_scores: also score each DE trial on the visible dataset (its ``_visible``
             columns, which show answers fitted to the data the agent saw). Off by default: the
             leaderboard ranks by the held-out seed, and the visible scores would double the
-            night's scoring and gold builds; ``score-run --rescore`` or a ``run`` adds them.
+            night's scoring and gold builds; ``score-run --rescore --visible-scores`` adds
+            them.
         concurrency: trials at once.
         limits: per-trial budgets (rounds, seconds, memory).
         run_id: name the run yourself (resuming it needs the same inputs); default

@@ -334,7 +334,7 @@ def score_chunk(
     memo: ScoreMemo,
     judge: Judge | None = None,
     show_heldout_examples: bool = False,
-    visible_scores: bool = True,
+    visible_scores: bool = False,
 ) -> ChunkScores:
     """Scores ``slugs``; ``gold``, ``memo`` and ``judge`` belong to the ``score_run`` flow
     run, shared by its chunks (threads of one process) and dropped with it.
@@ -406,7 +406,7 @@ def score_run(
     judge_model: str | None = None,
     judge: JudgeSettings | None = None,
     show_heldout_examples: bool = False,
-    visible_scores: bool = True,
+    visible_scores: bool = False,
 ) -> ScoreSummary:
     """Scores the finished trials of ``run_id`` that have no score yet or a scoring error
     (all with ``rescore``), without re-running any agent. Every execution of candidate code
@@ -432,7 +432,8 @@ def score_run(
             they keep only counts and the differing columns: held-out rows stay held out).
         visible_scores: for trials scored on a held-out seed, also score them on the visible
             dataset (the ``<metric>_visible`` columns, which show answers fitted to the data
-            the agent saw); off, each such trial is scored once, on the held-out seed.
+            the agent saw). Off by default: the held-out score is the score, and the visible
+            one costs a second scoring and gold build per trial.
     """
     logger = get_run_logger()
     t0 = time.monotonic()
