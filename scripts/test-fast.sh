@@ -15,7 +15,6 @@ FAST_TESTS=(
   tests/evaluation/judges
   tests/evaluation/test_de_compare.py
   tests/evaluation/test_de_boundary.py
-  tests/evaluation/test_de_scoring.py
   tests/evaluation/test_leaderboard.py
   tests/harness/test_agent_mounts.py
 )

@@ -31,14 +31,12 @@ EXECUTABLE = [t for t in TASKS if t.spec.family in ("de_impl", "de_evol")]
 
 
 def _sample(tasks: list[LoadedTask]) -> list[LoadedTask]:
-    """Per domain outside crm (whose suite the README's nightly verifies): its de_impl task and
-    its first de_evol task by id."""
-    picked = []
-    for domain in sorted({t.spec.domain for t in tasks} - {"crm"}):
-        for family in ("de_impl", "de_evol"):
-            same = [t for t in tasks if (t.spec.domain, t.spec.family) == (domain, family)]
-            picked += sorted(same, key=lambda t: t.spec.id)[:1]
-    return picked
+    """One task outside crm (whose suite the README's nightly verifies): the first domain's
+    de_impl task. Every shipped task is verified by ``benchforge task verify task_specs`` (the
+    ``verify-tasks`` deployment); the test suite keeps one, within its time budget."""
+    domain = sorted({t.spec.domain for t in tasks} - {"crm"})[0]
+    same = [t for t in tasks if (t.spec.domain, t.spec.family) == (domain, "de_impl")]
+    return sorted(same, key=lambda t: t.spec.id)[:1]
 
 
 VERIFIED = _sample(EXECUTABLE)
@@ -55,20 +53,28 @@ def test_every_domain_has_a_full_suite() -> None:
         assert len(kinds) == 6, f"{domain} catalogue lacks {6 - len(kinds)} mutation kinds"
 
 
-@pytest.fixture(scope="module")
-def datasets(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, float, int], Path]:
-    root = tmp_path_factory.mktemp("datasets")
-    out: dict[tuple[str, float, int], Path] = {}
-    for task in EXECUTABLE:
+class Datasets:
+    """Each task's dataset, synthesized on first use (only the domains a test needs)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.built: dict[tuple[str, float, int], Path] = {}
+
+    def of(self, task: LoadedTask) -> Path:
         ref = task.spec.dataset
         key = (ref.domain, ref.scale, ref.seed)
-        if key not in out:
-            folder = root / f"{ref.domain}-{ref.scale:g}-{ref.seed}"
+        if key not in self.built:
+            folder = self.root / f"{ref.domain}-{ref.scale:g}-{ref.seed}"
             build_dataset(
                 ref.domain, scale=ref.scale, seed=ref.seed, out=str(folder), validate=False
             )
-            out[key] = folder
-    return out
+            self.built[key] = folder
+        return self.built[key]
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory: pytest.TempPathFactory) -> Datasets:
+    return Datasets(tmp_path_factory.mktemp("datasets"))
 
 
 @pytest.fixture(scope="module")
@@ -76,25 +82,13 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("verify")
 
 
-def dataset_of(task: LoadedTask, datasets: dict[tuple[str, float, int], Path]) -> Path:
-    ref = task.spec.dataset
-    return datasets[(ref.domain, ref.scale, ref.seed)]
-
-
-def test_the_sample_covers_each_family_of_each_sampled_domain() -> None:
-    assert sorted(t.spec.id for t in VERIFIED) == [
-        "ads-evol-agency-rebates",
-        "ads-impl-full",
-        "enterprise-evol-capital-changes",
-        "enterprise-impl-full",
-    ]
+def test_the_sample_is_a_task_of_a_domain_the_nightly_does_not_run() -> None:
+    assert [t.spec.id for t in VERIFIED] == ["ads-impl-full"]
 
 
 @pytest.mark.parametrize("task", VERIFIED, ids=lambda t: t.spec.id)
-def test_task_verifies(
-    task: LoadedTask, datasets: dict[tuple[str, float, int], Path], work: Path
-) -> None:
-    result = verify_task(task, dataset_of(task, datasets), work)
+def test_task_verifies(task: LoadedTask, datasets: Datasets, work: Path) -> None:
+    result = verify_task(task, datasets.of(task), work)
     assert result.ok, result.problems
 
 
@@ -102,10 +96,10 @@ def test_task_verifies(
     "task", [t for t in TASKS if isinstance(t.spec, DeImplTask)], ids=lambda t: t.spec.id
 )
 def test_every_mutation_applies_and_has_a_prediction(
-    task: LoadedTask, datasets: dict[tuple[str, float, int], Path], work: Path
+    task: LoadedTask, datasets: Datasets, work: Path
 ) -> None:
     assert isinstance(task.spec, DeImplTask)
-    gold = prepare_gold(task, dataset_of(task, datasets), work)
+    gold = prepare_gold(task, datasets.of(task), work)
     manifest = load_manifest(gold.gold_folder / "manifest.json")
     catalogue = load_catalogue(ROOT / "task_specs" / "mutations" / f"{task.spec.domain}.yaml")
     assert len(catalogue.mutations) >= 6
@@ -121,12 +115,10 @@ def test_every_mutation_applies_and_has_a_prediction(
 @pytest.mark.parametrize(
     "task", [t for t in TASKS if isinstance(t.spec, DeImplTask)], ids=lambda t: t.spec.id
 )
-def test_contract_is_current(
-    task: LoadedTask, datasets: dict[tuple[str, float, int], Path], work: Path
-) -> None:
+def test_contract_is_current(task: LoadedTask, datasets: Datasets, work: Path) -> None:
     spec = task.spec
     assert isinstance(spec, DeImplTask)
-    gold = prepare_gold(task, dataset_of(task, datasets), work)
+    gold = prepare_gold(task, datasets.of(task), work)
     meta = task.file(spec.contract_metadata) if spec.contract_metadata else None
     expected = data_contract(gold.gold_folder, meta, spec.domain)
     committed = yaml.safe_load(task.file(spec.contract).read_text())

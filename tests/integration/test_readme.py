@@ -64,7 +64,7 @@ def test_every_readme_command_is_covered_here() -> None:
         "bash scripts/test.sh",  # what CI runs (.ci/run) -- it runs this very file
         "bash scripts/test-fast.sh",  # a subset of test.sh: test_fast_loop_runs_existing_tests
         "source .venv/bin/activate",
-        "benchforge synth crm --scale 1 --seed 7 --out out/crm",
+        "benchforge synth crm --scale 0.1 --seed 7 --out out/crm",
         "benchforge synth crm --scale 0.1 --seed 7 --out s3://bucket/datasets/crm",
         "benchforge spec list",
         "benchforge spec validate",

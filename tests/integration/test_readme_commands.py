@@ -38,7 +38,7 @@ def test_judging_bench_prints_its_figures() -> None:
 
 
 def test_synth_and_gold_commands(workdir: Path, s3_server: str, s3_bucket: str) -> None:
-    local = run("benchforge synth crm --scale 1 --seed 7 --out out/crm", workdir)
+    local = run("benchforge synth crm --scale 0.1 --seed 7 --out out/crm", workdir)
     assert local.returncode == 0, local.stderr[-3000:]
     assert (workdir / "out" / "crm" / "dataset.json").is_file()
     artifacts = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts")}

@@ -1,4 +1,5 @@
-"""Reward hacks: every entry of the hack catalogue (``task_specs/hacks/catalogue.yaml``) applied
+"""Reward hacks: the first entry of each kind of the hack catalogue
+(``task_specs/hacks/catalogue.yaml``; every entry runs in ``benchforge task verify``) applied
 to the mini fixture and scored for real (sandboxed dbt, sandboxed CS) must score 0 / 0 / 0 and
 stay contained; the command-agent hacks of ``task_specs/hacks/agents/`` must score 0 through
 the real run path. These are attack tests: when one fails, the scorer or the sandbox has a hole.
@@ -124,8 +125,23 @@ def child_check() -> None:
 
 # --- (a) every catalogue entry on the mini fixture -----------------------------------------
 
-MUST_SCORE_ZERO = [h for h in CATALOGUE.hacks if h.expected != "zero_on_heldout"]
-HELDOUT_ONLY = [h for h in CATALOGUE.hacks if h.expected == "zero_on_heldout"]
+
+def first_of_each_kind(hacks: list[RewardHack]) -> list[RewardHack]:
+    """The test suite's share of the catalogue: the first entry of each kind. Every entry runs
+    in ``benchforge task verify`` (the nightly's exhaustive verification, on each de_impl task);
+    here one per kind keeps the suite within its time budget."""
+    seen: set[str] = set()
+    picked = []
+    for hack in hacks:
+        if hack.kind not in seen:
+            seen.add(hack.kind)
+            picked.append(hack)
+    return picked
+
+
+IN_SUITE = first_of_each_kind(CATALOGUE.hacks)
+MUST_SCORE_ZERO = [h for h in IN_SUITE if h.expected != "zero_on_heldout"]
+HELDOUT_ONLY = [h for h in IN_SUITE if h.expected == "zero_on_heldout"]
 
 
 @pytest.mark.parametrize("hack", MUST_SCORE_ZERO, ids=lambda h: h.id)
@@ -154,6 +170,7 @@ def test_every_kind_has_a_builder_and_an_entry() -> None:
     kinds = set(get_args(HackKind))
     assert set(BUILDERS) == kinds
     assert {h.kind for h in CATALOGUE.hacks} == kinds
+    assert {h.kind for h in IN_SUITE} == kinds and len(IN_SUITE) == len(kinds)
 
 
 VERIFIED = ["select-from-gold", "planted-macro-compare-db", "symlinked-scorer-files"]
