@@ -11,7 +11,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
-  echo "installing Benchforge and its dependencies into $VENV (one-time, ~1 min)" >&2
+  echo "installing Benchforge and its dependencies into $VENV (one-time, a few minutes)" >&2
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT[${BENCHFORGE_EXTRAS:-dev}]"
   echo "$WANT" > "$STAMP"
