@@ -1,7 +1,11 @@
 """Shared fixtures: a real moto S3 server over loopback HTTP and per-test buckets.
 
-Prefect runs for real: every flow in the tests (and in CLI subprocesses) starts Prefect's
-ephemeral API server, with its database in a private PREFECT_HOME for this test session.
+Prefect runs for real: each test process starts Prefect's own ephemeral API server once, with
+its database in a private PREFECT_HOME, and points PREFECT_API_URL at it, so every flow of the
+session (in this process and in the CLI subprocesses it starts) reports to it. A command that
+starts its own server pays that start (imports, migrations, ~15 s) each time; the tests of
+that start itself (tests/cli/test_prefect_server.py, the README's main command, the wheel)
+run without PREFECT_API_URL.
 """
 
 from __future__ import annotations
@@ -31,6 +35,26 @@ _DUMMY_AWS_ENV = {
 os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])
 os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="benchforge-test-prefect-")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+# offline: the server would try (and fail) to send usage telemetry
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def prefect_api() -> Iterator[str]:
+    """This process's Prefect server (``SubprocessASGIServer``: the ephemeral server a command
+    would start, started once here), named by PREFECT_API_URL until the session ends."""
+    import prefect.context
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()
+    server.start(timeout=300)
+    os.environ["PREFECT_API_URL"] = server.api_url
+    prefect.context.refresh_global_settings_context()  # settings were read at import
+    try:
+        yield server.api_url
+    finally:
+        os.environ.pop("PREFECT_API_URL", None)
+        server.stop()
 
 
 def _free_port() -> int:

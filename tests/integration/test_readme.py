@@ -38,14 +38,16 @@ def readme_commands() -> list[str]:
 
 
 def run(
-    command: str, cwd: Path, env: dict[str, str] | None = None
+    command: str, cwd: Path, env: dict[str, str | None] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """``command`` in bash, in this session's environment updated by ``env`` (None: unset)."""
+    full = {**os.environ, **(env or {})}
     return subprocess.run(
         ["bash", "-c", command],
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={**os.environ, **(env or {})},
+        env={k: v for k, v in full.items() if v is not None},
         timeout=1800,
         check=False,
     )
@@ -119,7 +121,12 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_pipeline_command_runs_the_nightly_eval_offline(workdir: Path) -> None:
-    env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts"), "BENCHFORGE_OPENAI_API_KEY": ""}
+    # as on a fresh machine: Prefect's ephemeral server, not the session's (PREFECT_API_URL)
+    env: dict[str, str | None] = {
+        "BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts"),
+        "BENCHFORGE_OPENAI_API_KEY": "",
+        "PREFECT_API_URL": None,
+    }
     result = run("bash scripts/pipeline.sh --date 2026-01-31", ROOT, env)
     out = result.stdout
     assert result.returncode == 0, (out + result.stderr)[-4000:]
