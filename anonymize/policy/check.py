@@ -261,6 +261,8 @@ class _Checker:
                 )
             if not self.has_column(table, rule.entity):
                 self.unknown_column(f"{path}.entity", table, rule.entity)
+            if rule.boundary_column and not self.has_column(table, rule.boundary_column):
+                self.unknown_column(f"{path}.boundary_column", table, rule.boundary_column)
         elif isinstance(rule, FrequencyFloor):
             if family != "text":
                 self.problem(where, f"frequency_floor needs a text column; {column} is {dtype}")

@@ -10,6 +10,7 @@ parameters, as the bare name (``keep``, ``pseudonymize``, ``scrub``, ``suppress`
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -184,16 +185,31 @@ class ShiftDates(_Strict):
     coarsen: TimeUnit | None = Field(
         default=None, description="Truncate the shifted value to this unit (date_trunc)."
     )
-    direction: Literal["both", "later"] = Field(
+    direction: Literal["both", "later", "earlier"] = Field(
         default="both",
         description="later: offsets in [1, max_days] only, so no date moves before a fixed "
-        "date it followed (a lead never predates its campaign's start).",
+        "date it followed (a lead never predates its campaign's start); earlier: offsets in "
+        "[-max_days, -1] only, so no date moves past a cut-off it preceded (an activity before "
+        "a snapshot stays before it).",
+    )
+    boundary: datetime | None = Field(
+        default=None,
+        description="An instant rows stay on their side of (a snapshot's end): a row whose "
+        "boundary_column would cross it moves by the opposite offset instead, every shifted "
+        "column of the row alike, so its intervals are kept.",
+    )
+    boundary_column: str | None = Field(
+        default=None, description="The column of the row compared with boundary."
     )
 
     @model_validator(mode="after")
     def _shift_or_coarsen(self) -> ShiftDates:
         if self.max_days == 0 and self.coarsen is None:
             raise ValueError("max_days 0 shifts nothing: give coarsen, or a max_days above 0")
+        if (self.boundary is None) != (self.boundary_column is None):
+            raise ValueError("boundary and boundary_column go together")
+        if self.boundary is not None and self.max_days == 0:
+            raise ValueError("boundary needs a shift (max_days above 0)")
         return self
 
 

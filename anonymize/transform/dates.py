@@ -48,17 +48,19 @@ def _steps(rule: ShiftDates) -> tuple[int, int]:
 
 
 def _choices(rule: ShiftDates) -> int:
-    """How many offsets an entity draws from: both signs, or the later side only."""
+    """How many offsets an entity draws from: both signs, or one side only."""
     side, _ = _steps(rule)
-    return side if rule.direction == "later" else 2 * side
+    return 2 * side if rule.direction == "both" else side
 
 
 def offset_from_index(index_sql: str, rule: ShiftDates) -> str:
-    """Days for an index in [0, choices): -side..-1, then 1..side (later: 1..side), times the
-    step."""
+    """Days for an index in [0, choices): -side..-1, then 1..side (later: 1..side; earlier:
+    -side..-1), times the step."""
     side, step = _steps(rule)
     if rule.direction == "later":
         return f"(({index_sql}) + 1) * {step}"
+    if rule.direction == "earlier":
+        return f"(({index_sql}) - {side}) * {step}"
     return (
         f"(CASE WHEN ({index_sql}) < {side} THEN ({index_sql}) - {side} "
         f"ELSE ({index_sql}) - {side - 1} END) * {step}"
@@ -99,11 +101,25 @@ def shift_column(
         return ColumnSQL(expr=_coarsened(x, type_, rule))
     row_index = f"floor({uniform_sql(salt, f'{SRC}.{KEY}')} * {_choices(rule)})::BIGINT"
     days = f"coalesce({alias}.days, {offset_from_index(row_index, rule)})"
+    if rule.boundary is not None and rule.boundary_column is not None:
+        days = _kept_on_side(days, col(SRC, rule.boundary_column), rule.boundary.isoformat(" "))
     shifted = f"{x} + {days}::INTEGER" if type_ == "DATE" else f"{x} + to_days({days}::INTEGER)"
     join = (
         f"LEFT JOIN {work_table} {alias} ON {alias}.canon = {canonical_sql(col(SRC, rule.entity))}"
     )
     return ColumnSQL(expr=_coarsened(f"({shifted})", type_, rule), joins=[join])
+
+
+def _kept_on_side(days: str, at: str, boundary: str) -> str:
+    """The row's offset, negated when it would carry ``at`` across ``boundary`` (NULL ``at``:
+    unchanged). A timestamp compared with a DATE boundary column is cast, so a DATE column
+    works as well."""
+    b = f"TIMESTAMP '{boundary}'"
+    t = f"CAST({at} AS TIMESTAMP)"
+    return (
+        f"(CASE WHEN ({t} < {b}) <> ({t} + to_days(({days})::INTEGER) < {b}) "
+        f"THEN -({days}) ELSE {days} END)"
+    )
 
 
 def _coarsened(value: str, type_: str, rule: ShiftDates) -> str:

@@ -272,6 +272,18 @@ def test_unknown_column_suggests(con, tmp_path) -> None:
             "no column 'client_id' in raw.orders",
         ),
         (
+            "orders",
+            "created",
+            {
+                "rule": "shift_dates",
+                "entity": "customer_id",
+                "boundary": "2025-01-01 00:00:00",
+                "boundary_column": "started",
+            },
+            "boundary_column",
+            "no column 'started' in raw.orders",
+        ),
+        (
             "customers",
             "note",
             {"rule": "generalize", "hierarchy": "date"},

@@ -158,3 +158,72 @@ def test_later_offsets_never_move_a_date_earlier() -> None:
     rule = ShiftDates(entity="e", max_days=28, direction="later")
     days = {(new - old).days for _, old, new in _shift(con, "t", rule, {"d": "DATE"})}
     assert days == {7, 14, 21, 28}  # entities and rows without one alike
+
+
+def test_earlier_offsets_never_move_a_date_later() -> None:
+    con = _con()
+    con.execute(
+        "CREATE TABLE src.raw.t AS SELECT CASE WHEN i % 5 = 0 THEN NULL ELSE 'E' || i::VARCHAR "
+        "END AS e, DATE '2020-06-15' AS d FROM range(600) r(i)"
+    )
+    rule = ShiftDates(entity="e", max_days=28, direction="earlier")
+    days = {(new - old).days for _, old, new in _shift(con, "t", rule, {"d": "DATE"})}
+    assert days == {-28, -21, -14, -7}
+
+
+def test_rows_stay_on_their_side_of_a_boundary_with_their_intervals() -> None:
+    """A snapshot ends at 2025-01-01: an account's activities before it all move by the
+    account's (earlier) offset, so the account's last one before the end moves by it too; an
+    event scheduled after the end that the offset would bring before it moves later instead,
+    its end with it."""
+    con = _con()
+    con.execute(
+        "CREATE TABLE src.raw.ev AS SELECT 'ACC-' || (i % 30)::VARCHAR AS account, "
+        "TIMESTAMP '2024-11-20 09:00:00' + to_hours(i * 7) AS start_at, "
+        "TIMESTAMP '2024-11-20 10:30:00' + to_hours(i * 7) AS end_at FROM range(600) r(i)"
+    )
+    boundary = dt.datetime(2025, 1, 1)
+    rule = ShiftDates(
+        entity="account",
+        max_days=28,
+        direction="earlier",
+        boundary=boundary,
+        boundary_column="start_at",
+    )
+    rows = _shift(con, "ev", rule, {"start_at": "TIMESTAMP", "end_at": "TIMESTAMP"})
+    flipped = 0
+    last_before: dict[str, tuple[dt.datetime, dt.datetime]] = {}
+    for account, start, end, new_start, new_end in rows:
+        assert (start < boundary) == (new_start < boundary), (start, new_start)
+        assert new_end - new_start == end - start
+        days = (new_start - start).days
+        if start < boundary:
+            assert days == _expected_earlier_days(account, rule)
+            old, _ = last_before.get(account, (dt.datetime.min, dt.datetime.min))
+            if start > old:
+                last_before[account] = (start, new_start)
+        else:
+            assert abs(days) == -_expected_earlier_days(account, rule)
+            flipped += days > 0
+    assert 20 < flipped < 300  # both cases occur
+    for account, (old, new) in last_before.items():  # max() commutes with the offset
+        assert (new - old).days == _expected_earlier_days(account, rule)
+
+
+def _expected_earlier_days(entity: str, rule: ShiftDates) -> int:
+    h = hmac.new(SECRET_KEY, entity.upper().strip().encode(), hashlib.sha256).hexdigest()
+    side = rule.max_days // 7
+    return (int(h[:15], 16) % side - side) * 7
+
+
+def test_a_boundary_needs_its_column_and_a_shift() -> None:
+    with pytest.raises(ValueError, match="go together"):
+        ShiftDates(entity="e", boundary=dt.datetime(2025, 1, 1))
+    with pytest.raises(ValueError, match="needs a shift"):
+        ShiftDates(
+            entity="e",
+            max_days=0,
+            coarsen="day",
+            boundary=dt.datetime(2025, 1, 1),
+            boundary_column="d",
+        )
