@@ -33,6 +33,7 @@ from benchforge.anonymize.policy.models import (
     PolicyError,
     Pseudonymize,
     ShiftDates,
+    Swap,
     Table,
 )
 from benchforge.anonymize.policy.pii import detect_pii, type_family
@@ -271,6 +272,12 @@ class _Checker:
                     self.problem(f"{path}.within", f"{column} cannot be counted within itself")
                 elif not self.has_column(table, other):
                     self.unknown_column(f"{path}.within", table, other)
+        elif isinstance(rule, Swap):
+            for other in rule.within:
+                if other == column:
+                    self.problem(f"{path}.within", f"{column} cannot be swapped within itself")
+                elif not self.has_column(table, other):
+                    self.unknown_column(f"{path}.within", table, other)
         elif isinstance(rule, Generalize):
             self.check_generalize(column, rule, dtype, family, path)
         elif isinstance(rule, Derive):
@@ -428,7 +435,14 @@ class _Checker:
         parent_spec = self.policy.tables[parent].columns.get(parent_column)
         if spec is None or parent_spec is None:
             return  # reported as a column without a rule
-        if spec.rule.rule not in KEY_RULES:
+        if spec.rule.rule == "swap":
+            if parent_spec.rule.rule != "keep":
+                self.problem(
+                    f"tables.{name}.columns.{column}.rule",
+                    f"foreign key {column} is swapped (its values move among rows, unreplaced), "
+                    f"so {target} must be kept, not {parent_spec.rule.rule}",
+                )
+        elif spec.rule.rule not in KEY_RULES:
             self.problem(
                 f"tables.{name}.columns.{column}.rule",
                 f"{column} is a foreign key: keep or pseudonymize it, not {spec.rule.rule}",

@@ -37,6 +37,7 @@ from benchforge.anonymize.policy.models import (
     Scrub,
     ShiftDates,
     Suppress,
+    Swap,
 )
 
 POLICIES_PACKAGE = "benchforge.anonymize.policies"
@@ -50,6 +51,7 @@ RULE_MODELS: dict[str, type[BaseModel]] = {
     "perturb": Perturb,
     "shift_dates": ShiftDates,
     "frequency_floor": FrequencyFloor,
+    "swap": Swap,
     "generalize": Generalize,
     "scrub": Scrub,
     "derive": Derive,

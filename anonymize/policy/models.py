@@ -236,6 +236,28 @@ class FrequencyFloor(_Strict):
     other: str = "Other"
 
 
+class Swap(_Strict):
+    """Data swapping: the column's values are exchanged among the rows of each stratum (rows
+    with equal ``within`` values, taken from the source). The stratum's rows are ordered by a
+    keyed hash and each takes the value of the next, so every stratum keeps its multiset of
+    values exactly (the column's distribution and its joint distribution with ``within`` are
+    unchanged) while which row holds which value follows the secret. Use it on a categorical or
+    key column that singles out rows with other kept columns and that the benchmark needs by
+    its distribution, not by the row it sits on."""
+
+    rule: Literal["swap"] = "swap"
+    within: list[str] = Field(
+        default_factory=list,
+        description="Columns of the same table whose joint distribution with this one is kept "
+        "(the values move only among rows with equal values of these).",
+    )
+    group: str | None = Field(
+        default=None,
+        description="Columns whose swap names the same group take their values from the same "
+        "other row (a country and its time zone stay together); they must share within.",
+    )
+
+
 class Generalize(_Strict):
     """A quasi-identifier coarsened level by level until the table reaches the policy's k;
     rows still in smaller classes are suppressed (their quasi-identifiers set to NULL).
@@ -287,6 +309,7 @@ ColumnRule = Annotated[
     | Perturb
     | ShiftDates
     | FrequencyFloor
+    | Swap
     | Generalize
     | Scrub
     | Derive
@@ -300,6 +323,7 @@ RULE_NAMES = (
     "perturb",
     "shift_dates",
     "frequency_floor",
+    "swap",
     "generalize",
     "scrub",
     "derive",
@@ -372,6 +396,17 @@ class Table(_Strict):
         "the source and must hold on the release (e.g. 'close_date >= created_at::date').",
     )
     aggregate_of: AggregateOf | None = None
+
+    def swap_group(self, column: str) -> list[str]:
+        """The columns swapped together with ``column`` (itself included), in table order."""
+        rule = self.columns[column].rule
+        if not isinstance(rule, Swap) or rule.group is None:
+            return [column]
+        return [
+            c
+            for c, col in self.columns.items()
+            if isinstance(col.rule, Swap) and col.rule.group == rule.group
+        ]
 
     @field_validator("primary_key", mode="before")
     @classmethod

@@ -141,14 +141,20 @@ def suggestion(column: KeptColumn, tolerance: float) -> str:
     """The rule that would break a combination, for its most identifying column."""
     name = column.column
     if column.kind == "key":
-        return f"key: pseudonymize {name} (a kept key names its row)"
+        return (
+            f"key: pseudonymize {name} (a kept key names its row), or swap it within the "
+            "columns the benchmark groups it by"
+        )
     if column.kind == "timestamp":
         return f"timestamp: coarsen {name} (to the day or month) or shift it by a per-entity offset"
     if column.kind == "text":
         return f"free-text title: generalize {name} with a frequency floor (rare values grouped)"
     if column.kind == "number":
         return f"amount: perturb {name} with a minimum relative change above {tolerance:g}"
-    return f"generalize {name} (coarser categories)"
+    return (
+        f"generalize {name} (coarser categories), or swap it within the columns the "
+        "benchmark groups it by"
+    )
 
 
 class _Search:

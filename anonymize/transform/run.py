@@ -53,6 +53,7 @@ from benchforge.anonymize.policy.models import (
     Pseudonymize,
     Scrub,
     ShiftDates,
+    Swap,
 )
 from benchforge.anonymize.transform import dates, fake, numeric, pseudonym
 from benchforge.anonymize.transform.aggregate import aggregate_select
@@ -80,6 +81,7 @@ from benchforge.anonymize.transform.sql import (
     ql,
     row_key_sql,
 )
+from benchforge.anonymize.transform.swap import build_swap, swap_column
 from benchforge.anonymize.transform.text import (
     UNSEGMENTED_SQL,
     Scrubber,
@@ -345,6 +347,22 @@ class _Pass:
                 alias="o" + work_table.rsplit("_", 1)[1],
                 salt=noise_salt(self.secret, f"shift_dates|{table}|{rule.entity}"),
             )
+        if isinstance(rule, Swap):
+            group = rule.group or column
+            if f"swap|{group}" not in offsets:
+                offsets[f"swap|{group}"] = self._work_table("swap")
+                build_swap(
+                    self.con,
+                    offsets[f"swap|{group}"],
+                    f"src.raw.{qi(table)}",
+                    spec.swap_group(column),
+                    rule.within,
+                    primary_key=spec.primary_key,
+                    all_columns=list(self.types[table]),
+                    salt=noise_salt(self.secret, f"swap|{table}|{group}"),
+                )
+            work_table = offsets[f"swap|{group}"]
+            return swap_column(column, work_table, "w" + work_table.rsplit("_", 1)[1])
         if isinstance(rule, FrequencyFloor):
             work_table = self._work_table("floor")
             build_frequency_floor(self.con, work_table, f"src.raw.{qi(table)}", column, rule)
@@ -712,6 +730,20 @@ def _rule_problems(
         for c in rule.within:
             if c not in cols:
                 out.append(f"{where}: frequency_floor refers to missing column {c}")
+    elif isinstance(rule, Swap):
+        for c in rule.within:
+            if c not in cols:
+                out.append(f"{where}: swap refers to missing column {c}")
+        members = policy.tables[table].swap_group(column)
+        for c in members:
+            if c in rule.within:
+                out.append(f"{where}: swap moves {c} within itself")
+            other = policy.tables[table].columns[c].rule
+            if isinstance(other, Swap) and other.within != rule.within:
+                out.append(
+                    f"{where}: swap group {rule.group} needs one within for all its columns "
+                    f"({c} has {other.within})"
+                )
     elif isinstance(rule, Generalize):
         spec = policy.quasi_identifiers.get(table)
         if spec is None or column not in spec.columns:

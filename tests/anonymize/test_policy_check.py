@@ -489,6 +489,37 @@ def test_foreign_key_must_be_keep_or_pseudonymize(con, tmp_path) -> None:
     )
 
 
+def test_a_swapped_foreign_key_needs_its_parent_kept(con, tmp_path) -> None:
+    swapped = {"rule": "swap", "within": ["quantity"]}
+    problems = _problems(con, tmp_path, lambda d: _cols(d, "orders").update(customer_id=swapped))
+    assert problems["tables.orders.columns.customer_id.rule"] == (
+        "foreign key customer_id is swapped (its values move among rows, unreplaced), so "
+        "customers.customer_id must be kept, not pseudonymize"
+    )
+
+    def parent_kept(d: dict[str, Any]) -> None:
+        for table in ("customers", "summary"):
+            _cols(d, table)["customer_id"] = "keep"
+        _cols(d, "orders")["customer_id"] = swapped
+
+    _check(con, tmp_path, parent_kept)
+
+
+def test_swap_strata_name_real_columns(con, tmp_path) -> None:
+    def mutate(d: dict[str, Any]) -> None:
+        _cols(d, "customers")["country"] = {"rule": "swap", "within": ["is_activ", "country"]}
+
+    with pytest.raises(PolicyError) as info:
+        _check(con, tmp_path, mutate)
+    assert [p for p in info.value.problems if p[0].endswith("country.within")] == [
+        (
+            "tables.customers.columns.country.within",
+            "no column 'is_activ' in raw.customers; did you mean 'is_active'?",
+        ),
+        ("tables.customers.columns.country.within", "country cannot be swapped within itself"),
+    ]
+
+
 def test_documentation_fields_do_not_make_keys_differ(con, tmp_path) -> None:
     def mutate(d: dict[str, Any]) -> None:
         for table in ("customers", "orders", "summary"):
