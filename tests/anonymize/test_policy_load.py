@@ -149,6 +149,24 @@ def test_shipped_policies_load() -> None:
         assert loaded.sha256 == hashlib.sha256(policy_path(name).read_bytes()).hexdigest()
 
 
+def test_the_crm_policy_gates_every_table_about_a_person() -> None:
+    """People (contacts, leads, the vendor's users) and their activity rows are gated by the
+    re-identification search; only companies, the catalog and reference lists are report-only."""
+    policy = load_policy("crm").policy
+    about_people = {
+        "contacts",
+        "leads",
+        "users",
+        "tasks",
+        "events",
+        "cases",
+        "case_comments",
+        "campaign_members",
+    }
+    assert about_people <= set(policy.tables)
+    assert not about_people & set(policy.reidentification.report_only)
+
+
 def test_schema_file_is_up_to_date() -> None:
     # regenerate with: python -c "from benchforge.anonymize.policy import
     # write_policy_json_schema; write_policy_json_schema()"
