@@ -395,13 +395,16 @@ class DeImplFamily(DeFamily):
         return FamilyScaffold(spec=spec, outside=[written] if written else [])
 
     def materials(self, task: LoadedTask, dest: Path) -> None:
-        make_skeleton(task.repo, dest / "repo")
+        spec = spec_as(task, DeImplTask)
+        make_skeleton(task.repo, dest / "repo", spec.workspace_include)
         self.copy_documents(task, dest, {"contract": "data_contract.yaml"})
 
     def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> TaskGold:
         spec = spec_as(task, DeImplTask)
         folder = gold_cache(work / "gold", spec.domain, task.repo, dataset_dir)
-        skeleton = make_skeleton(task.repo, work / "materials" / spec.id / "skeleton")
+        skeleton = make_skeleton(
+            task.repo, work / "materials" / spec.id / "skeleton", spec.workspace_include
+        )
         return TaskGold(gold_folder=folder, repo=task.repo, base_repo=skeleton, scored_nodes=None)
 
     def solution(

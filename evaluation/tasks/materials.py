@@ -36,32 +36,138 @@ def copy_repo(repo: Path, dest: Path) -> Path:
 
 
 MODEL_LAYERS = ("staging", "intermediate", "marts")
+# Files of the project root an agent gets: dbt's own configuration, the package list and lint
+# settings.
+ROOT_FILES = (
+    "dbt_project.yml",
+    "profiles.yml",
+    "packages.yml",
+    "dependencies.yml",
+    "package-lock.yml",
+    "selectors.yml",
+    ".sqlfluff",
+    ".sqlfluffignore",
+)
+MACRO_SUFFIXES = (".sql", ".yml", ".yaml", ".md")
+SEED_SUFFIXES = (".csv", ".yml", ".yaml")
+# Never shipped, even when a task lists them: version control (a checkout of the gold) and
+# notebooks (cells that write the models).
+NEVER_SHIPPED_DIRS = (".git", ".hg", ".svn", ".ipynb_checkpoints")
+NEVER_SHIPPED_SUFFIXES = (".ipynb",)
+MIN_MODEL_TOKENS = 16  # a model shorter than this is not searched for in other files
+_TOKEN = re.compile(r"[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
+_ESCAPES = re.compile(r"\\[ntr]")
 
 
-def make_skeleton(repo: Path, dest: Path) -> Path:
-    """The gold project without its models: dbt_project.yml, profiles, shared macros, seeds,
-    and the source definitions of every YAML file under ``models/`` (model entries removed).
+def _project_paths(repo: Path, key: str, default: str) -> list[str]:
+    project = read_yaml((repo / "dbt_project.yml").read_text()) or {}
+    paths = project.get(key) if isinstance(project, dict) else None
+    if isinstance(paths, list) and all(isinstance(p, str) for p in paths) and paths:
+        return [p.strip("/") for p in paths]
+    return [default]
 
-    Macros under ``macros/<layer>/`` (staging, intermediate, marts) hold the body of models
-    (e.g. one cleaning macro behind four regional staging models): they are part of the
-    answer, so they are left out like the models themselves. Seeds are inputs, as the
-    dataset is: a model may ``ref`` one."""
-    copy_repo(repo, dest)
-    for layer in MODEL_LAYERS:
-        shutil.rmtree(dest / "macros" / layer, ignore_errors=True)
-    for path in sorted((dest / "models").rglob("*"), reverse=True):
-        if path.is_file() and not _keep_sources(path):
-            path.unlink()
-        elif path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
-    for folder in MODEL_LAYERS:
-        (dest / "models" / folder).mkdir(parents=True, exist_ok=True)
-    for extra in ("README.md", "tests", "snapshots", "analyses"):
-        target = dest / extra
-        if target.is_dir():
-            shutil.rmtree(target)
-        elif target.is_file():
+
+def _tokens(text: str) -> str:
+    """The text as a space-separated token string (escaped newlines and tabs of a JSON or
+    Python string read as spaces), so SQL is found whatever its layout or quoting."""
+    return " " + " ".join(_TOKEN.findall(_ESCAPES.sub(" ", text).replace('\\"', '"'))) + " "
+
+
+def _answer_files(repo: Path, model_paths: list[str], macro_paths: list[str]) -> list[str]:
+    """Token strings of every gold model (and model-layer macro) long enough to search for."""
+    sources: list[Path] = []
+    for folder in model_paths:
+        sources += sorted((repo / folder).rglob("*.sql"))
+    for folder in macro_paths:
+        for layer in MODEL_LAYERS:
+            sources += sorted((repo / folder / layer).rglob("*.sql"))
+    found = []
+    for path in sources:
+        tokens = _tokens(path.read_text(errors="replace"))
+        if tokens.count(" ") > MIN_MODEL_TOKENS:
+            found.append(tokens)
+    return found
+
+
+def _is_under(rel: Path, folders: list[str]) -> bool:
+    return any(rel.parts[: len(Path(f).parts)] == Path(f).parts for f in folders)
+
+
+def _never_shipped(rel: Path) -> bool:
+    return any(part in NEVER_SHIPPED_DIRS for part in rel.parts) or (
+        rel.suffix.lower() in NEVER_SHIPPED_SUFFIXES
+    )
+
+
+def skeleton_files(repo: Path, include: list[str] | tuple[str, ...] = ()) -> list[Path]:
+    """The files of ``repo`` (relative paths) a de_impl agent receives: an allow-list.
+
+    - the project's configuration (:data:`ROOT_FILES`);
+    - macros under the project's macro paths, except ``<macro path>/<layer>/`` (staging,
+      intermediate, marts), which hold models' bodies;
+    - seeds under the seed paths (inputs, as the dataset is);
+    - YAML files under the model paths that define sources (rewritten to their sources);
+    - files matching the task's ``include`` globs.
+
+    Version-control folders and notebooks are never shipped, nor any file whose text contains
+    a gold model's SQL (compared token by token, so a notebook cell or a Python string that
+    writes a model is found whatever its layout)."""
+    model_paths = _project_paths(repo, "model-paths", "models")
+    macro_paths = _project_paths(repo, "macro-paths", "macros")
+    seed_paths = _project_paths(repo, "seed-paths", "seeds")
+    wanted: set[Path] = {Path(name) for name in ROOT_FILES if (repo / name).is_file()}
+
+    def under(folders: list[str], suffixes: tuple[str, ...]) -> set[Path]:
+        return {
+            p.relative_to(repo)
+            for folder in folders
+            for p in (repo / folder).rglob("*")
+            if p.is_file() and p.suffix.lower() in suffixes
+        }
+
+    wanted |= {
+        rel
+        for rel in under(macro_paths, MACRO_SUFFIXES)
+        if not any(
+            rel.parts[: len(Path(m).parts) + 1] == (*Path(m).parts, layer)
+            for m in macro_paths
+            for layer in MODEL_LAYERS
+        )
+    }
+    wanted |= under(seed_paths, SEED_SUFFIXES)
+    wanted |= under(model_paths, (".yml", ".yaml"))
+    for pattern in include:
+        wanted |= {p.relative_to(repo) for p in repo.glob(pattern) if p.is_file()}
+    answers = _answer_files(repo, model_paths, macro_paths)
+    shipped = []
+    for rel in sorted(wanted):
+        if _never_shipped(rel) or rel.parts[0] in ("target", "logs", "dbt_packages"):
+            continue
+        if _is_under(rel, model_paths) and rel.suffix == ".sql":
+            continue
+        text = _tokens((repo / rel).read_text(errors="replace"))
+        if any(answer in text for answer in answers):
+            continue
+        shipped.append(rel)
+    return shipped
+
+
+def make_skeleton(repo: Path, dest: Path, include: list[str] | tuple[str, ...] = ()) -> Path:
+    """The gold project without its models (:func:`skeleton_files`): source definitions keep
+    their sources only (model entries removed), and an empty folder per model layer."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    model_paths = _project_paths(repo, "model-paths", "models")
+    for rel in skeleton_files(repo, include):
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(repo / rel, target)
+        is_properties = _is_under(rel, model_paths) and rel.suffix in (".yml", ".yaml")
+        if is_properties and not _keep_sources(target):
             target.unlink()
+    for folder in MODEL_LAYERS:
+        (dest / model_paths[0] / folder).mkdir(parents=True, exist_ok=True)
     return dest
 
 

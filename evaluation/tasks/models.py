@@ -158,6 +158,12 @@ class DeImplTask(TaskSpecBase):
     contract_metadata: str | None = Field(
         default="contract_metadata.yaml", description="Authored: metrics, rules, per-model notes."
     )
+    workspace_include: list[str] = Field(
+        default_factory=list,
+        description="Globs of repository files the agent also receives beside the skeleton (a "
+        "style guide, docs). Version-control folders, notebooks and any file holding a gold "
+        "model's SQL are never shipped, listed or not.",
+    )
     scoring: DeScoring = DeScoring()
 
 

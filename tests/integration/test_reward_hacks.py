@@ -41,11 +41,15 @@ from benchforge.evaluation.de.hacks import (
     hack_agent_configs,
     load_hack_catalogue,
 )
+from benchforge.evaluation.de.scoring import score_candidate
 from benchforge.evaluation.de.tasks import prepare_gold
 from benchforge.evaluation.tasks.loader import load_task
+from benchforge.evaluation.tasks.materials import make_skeleton
+from benchforge.evaluation.tasks.models import DeScoring
 from benchforge.flows.runs import run_suite, score_run
 from benchforge.harness.store import RunStore
 from tests.paths import REPO_ROOT as PROJECT_ROOT
+from tests.support.maintainer_checkout import maintainer_checkout
 from tests.support.mini_hacks import (
     CATALOGUE,
     DEADLINE_MARGIN_S,
@@ -291,6 +295,7 @@ def test_hack_agents_score_zero_through_the_run_path(
         "hack-hostile-project",
         "hack-planted-macro",
         "hack-scorer-symlinks",
+        "hack-workspace-scrape",
     }
     assert not leaked, leaked
     assert changes(before, fingerprint(watch), watch) == []
@@ -329,3 +334,54 @@ def test_a_planted_macro_scores_zero_through_score_de(mini: Mini) -> None:
     assert "CS 0.00 / CFS 0.00 / SR 0" in result.stdout, result.stdout
     report = json.loads((folder / "report.json").read_text())
     assert (report["cs"], report["cfs"], report["sr"]) == (0.0, 0.0, 0.0)
+
+
+SCRAPER = PROJECT_ROOT / "task_specs" / "hacks" / "agents" / "workspace_scrape.py"
+
+
+def _scrape(ws: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRAPER)],
+        cwd=ws,
+        env={**os.environ, "BENCHFORGE_WORKSPACE": str(ws)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_workspace_scrape_finds_no_answer_in_a_maintainers_checkout(
+    mini: Mini, tmp_path: Path
+) -> None:
+    """A maintainer's own project (a git checkout, a notebook writing every model, a script
+    quoting a mart) as a de_impl repository: the scrape agent rebuilds every gold model from a
+    copy of it, and nothing from the workspace the family builds, which scores 0 / 0 / 0."""
+    project = maintainer_checkout(GOLD_REPO, tmp_path / "project")
+    contract = TASKS_ROOT / "de-mini" / IMPL / "data_contract.yaml"
+    gold_models = {p.stem: p.read_text() for p in (GOLD_REPO / "models").rglob("*.sql")}
+
+    exposed = tmp_path / "exposed"  # the attack is real: what a whole-repository copy gives
+    shutil.copytree(project, exposed / "repo")
+    for sql in (exposed / "repo" / "models").rglob("*.sql"):
+        sql.unlink()
+    shutil.copyfile(contract, exposed / "data_contract.yaml")
+    assert _scrape(exposed).returncode == 0
+    rebuilt = {p.stem: p.read_text() for p in (exposed / "repo" / "models").rglob("*.sql")}
+    assert rebuilt == gold_models
+
+    ws = tmp_path / "workspace"
+    make_skeleton(project, ws / "repo")
+    shutil.copyfile(contract, ws / "data_contract.yaml")
+    scraped = _scrape(ws)
+    assert scraped.returncode == 0, scraped.stderr
+    assert "scraped 0 of" in (ws / "answer.txt").read_text()
+    score = score_candidate(
+        ws / "repo",
+        mini.gold,
+        mini.dataset,
+        tmp_path / "work",
+        DeScoring(),
+        sandbox=default_backend(),
+    )
+    assert (score.cs, score.cfs, score.sr) == (0.0, 0.0, 0.0)
