@@ -137,9 +137,12 @@ def _file_name(schema: str, table: str) -> str:
     return hashlib.sha256(f"{schema}\0{table}".encode()).hexdigest()[:20] + ".duckdb"
 
 
-def export_relations(source_db: Path, folder: Path, database: str = "src") -> dict[str, Path]:
+def export_relations(source_db: Path, folder: Path) -> dict[str, Path]:
     """One small DuckDB file per relation of ``source_db`` (table ``main.relation``), written
-    once into ``folder`` (a marker records completion; concurrent scorers wait on a lock)."""
+    once into ``folder`` (a marker records completion; concurrent scorers wait on a lock).
+    The file is attached under its own stem, the catalog name dbt-duckdb wrote into the SQL of
+    its views (a view of ``gold.duckdb`` reads ``"gold"."staging"."stg_x"``)."""
+    database = source_db.stem
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / "relations.json"
     with open(folder / ".lock", "w") as lock:
