@@ -158,6 +158,10 @@ class _Tolerance:
             raise ValueError(f"tolerances must be >= 0 (rel_tol={rel_tol!r}, abs_tol={abs_tol!r})")
         self.rel, self.abs = float(rel_tol), float(abs_tol)
 
+    def widened(self, abs_tol: float | None) -> _Tolerance:
+        """This tolerance with at least ``abs_tol`` absolute (a rounded column's unit)."""
+        return self if abs_tol is None else _Tolerance(self.rel, max(self.abs, abs_tol))
+
     def equal(self, g: str, c: str, number: bool) -> str:
         """SQL: the values ``g`` and ``c`` are equal (never NULL)."""
         if not number:
@@ -205,10 +209,14 @@ def compare_relations(
     examples: int = 3,
     *,
     abs_tol: float | None = None,
+    column_abs_tol: dict[str, float] | None = None,
 ) -> NodeComparison:
     """Compares two relations visible on ``con`` (qualified names, already quoted); numbers
-    within ``rel_tol`` (relative) or ``abs_tol`` (absolute, default ``rel_tol``) are equal."""
+    within ``rel_tol`` (relative) or ``abs_tol`` (absolute, default ``rel_tol``) are equal, and
+    in a column of ``column_abs_tol`` (gold column name, case-insensitive) within that absolute
+    tolerance too (a rounded column: :mod:`benchforge.evaluation.de.rounding`)."""
     tolerance = _Tolerance(rel_tol, abs_tol)
+    widened = {k.lower(): v for k, v in (column_abs_tol or {}).items()}
     gold_cols = columns_of(con, gold)
     cand_cols = columns_of(con, candidate)
     missing = sorted(set(gold_cols) - set(cand_cols))
@@ -247,7 +255,8 @@ def compare_relations(
     )
     numbers = {c for c in gold_cols if families[c] == "number"}
     integers = {c for c in numbers if {gold_cols[c].upper(), cand_cols[c].upper()} <= _INTEGER}
-    rows = _Rows(list(gold_cols), numbers, integers, tolerance)
+    per_column = {c: tolerance.widened(widened.get(c.lower())) for c in numbers}
+    rows = _Rows(list(gold_cols), numbers, integers, per_column)
     # Numbers of one type on both sides are compared as they are (exactly); of two types, as
     # DOUBLE (exact equality as DOUBLE is within any tolerance).
     canon = ", ".join(
@@ -311,10 +320,14 @@ class _Rows:
     (every column but the numbers): rows with different such hashes can never pair."""
 
     def __init__(
-        self, names: list[str], numbers: set[str], integers: set[str], tolerance: _Tolerance
+        self,
+        names: list[str],
+        numbers: set[str],
+        integers: set[str],
+        tolerances: dict[str, _Tolerance],
     ) -> None:
         self.names, self.numbers, self.integers = names, numbers, integers
-        self.tolerance = tolerance
+        self.tolerances = tolerances
         self.exact = [c for c in names if c not in numbers]
 
     @staticmethod
@@ -325,9 +338,9 @@ class _Rows:
         return ", ".join(f"{quote(c)} NULLS FIRST" for c in columns)
 
     def equal(self, column: str) -> str:
-        return self.tolerance.equal(
-            f"g.{quote(column)}", f"c.{quote(column)}", column in self.numbers
-        )
+        if column not in self.numbers:
+            return f"(g.{quote(column)} IS NOT DISTINCT FROM c.{quote(column)})"
+        return self.tolerances[column].equal(f"g.{quote(column)}", f"c.{quote(column)}", True)
 
     def residual(
         self, con: duckdb.DuckDBPyConnection, table: str, left: str, right: str, canon: str
@@ -349,10 +362,10 @@ class _Rows:
         snapped = [c for c in self.names if c in snap]
         cell_col = {c: f"__bf_c{i}" for i, c in enumerate(snapped)}
         exps = ", ".join(
-            f"{self.tolerance.exponent(quote(c))} AS __bf_e{i}" for i, c in enumerate(snapped)
+            f"{self.tolerances[c].exponent(quote(c))} AS __bf_e{i}" for i, c in enumerate(snapped)
         )
         cells = ", ".join(
-            f"{self.tolerance.cell(quote(c), f'__bf_e{i}', shifted, c in self.integers)} "
+            f"{self.tolerances[c].cell(quote(c), f'__bf_e{i}', shifted, c in self.integers)} "
             f"AS {cell_col[c]}"
             for i, c in enumerate(snapped)
         )

@@ -63,8 +63,14 @@ from benchforge.evaluation.de.collected import (
     collect_build,
     helper_files,
 )
-from benchforge.evaluation.de.compare import NodeComparison, Status, compare_relations
+from benchforge.evaluation.de.compare import (
+    NodeComparison,
+    Status,
+    columns_of,
+    compare_relations,
+)
 from benchforge.evaluation.de.component import ComponentOutcome, ComponentRun, run_components
+from benchforge.evaluation.de.rounding import column_tolerances
 from benchforge.evaluation.gold import copy_warehouse
 from benchforge.evaluation.tasks.models import DeScoring
 
@@ -567,6 +573,8 @@ def _compare(
 ) -> NodeComparison:
     try:
         with _Timeout(con, timeout):
-            return compare_relations(con, _in_db("gold", g), candidate, rel_tol)
+            gold = _in_db("gold", g)
+            rounded = column_tolerances(g.compiled_code or g.raw_code, columns_of(con, gold))
+            return compare_relations(con, gold, candidate, rel_tol, column_abs_tol=rounded)
     except duckdb.Error as err:
         return _missing(f"could not compare: {str(err).splitlines()[0][:300]}", "build_error")

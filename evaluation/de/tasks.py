@@ -305,13 +305,20 @@ def check_gold(
                 )
                 continue
             repo = apply_mutation(gold.repo, manifest, mutation, runs / "mutants" / mutation.id)
-            actual = _triple(score_task(task, repo, gold, dataset_dir, runs / mutation.id))
+            mutant = score_task(task, repo, gold, dataset_dir, runs / mutation.id)
+            actual = _triple(mutant)
             predicted = predict(manifest, scoring, mutation.node, scored)
             check = MutationCheck(
                 id=mutation.id, node=mutation.node, actual=actual, predicted=predicted
             )
             result.mutations.append(check)
-            if not check.ok:
+            if any(n.name == mutation.node and n.cs.matched for n in mutant.nodes):
+                result.problems.append(
+                    f"mutation {mutation.id}: {mutation.node} still produces the gold output "
+                    f"(scored {actual}): a mutation must change what the data shows "
+                    "(task_specs/mutations/README.md, rule 3)"
+                )
+            elif not check.ok:
                 result.problems.append(
                     f"mutation {mutation.id}: scored {actual}, predicted {check.predicted}"
                 )

@@ -132,6 +132,25 @@ def test_verify_impl_task_with_mutations(dataset: Path, work: Path) -> None:
     assert len(result.mutations) == 6 and all(m.ok for m in result.mutations)
 
 
+def test_a_mutation_that_changes_no_output_is_refused(
+    dataset: Path, work: Path, tmp_path: Path
+) -> None:
+    """Rule 3, computed: the mutated node's output equals the gold's, whatever was predicted."""
+    noop = tmp_path / "noop.yaml"
+    noop.write_text(
+        "domain: mini\nmutations:\n  - id: always-true-filter\n    kind: dropped_filter\n"
+        "    node: fct_won_revenue_by_country\n    edits:\n"
+        '      - {find: "where is_won", replace: "where is_won and 1 = 1"}\n'
+    )
+    impl = load_task(SUITE / "mini-impl")
+    result = verify_task(impl, dataset, work, load_catalogue(noop))
+    assert result.problems == [
+        "mutation always-true-filter: fct_won_revenue_by_country still produces the gold output "
+        "(scored cs=100.0 cfs=100.0 sr=100.0): a mutation must change what the data shows "
+        "(task_specs/mutations/README.md, rule 3)"
+    ]
+
+
 def test_verify_evol_task_scores_only_changed_nodes(dataset: Path, work: Path) -> None:
     evol = load_task(SUITE / "mini-evol-won-by-industry")
     gold = prepare_gold(evol, dataset, work)
