@@ -43,7 +43,7 @@ from benchforge.core.sql import qualified, quote
 from benchforge.core.yamlio import read_yaml
 from benchforge.evaluation.dbt.manifest import DbtManifest, ModelNode, load_manifest
 from benchforge.evaluation.de.mutations import PredictedScore
-from benchforge.evaluation.de.scoring import DeScore
+from benchforge.evaluation.de.scoring import DeScore, time_limits
 
 if TYPE_CHECKING:
     from benchforge.core.sandbox import SandboxBackend
@@ -153,7 +153,12 @@ class RewardHack(BaseModel):
         "(constants_from_visible_data).",
     )
     max_seconds: float | None = Field(
-        default=None, gt=0, description="Scoring this hack must end within this wall time."
+        default=None,
+        gt=0,
+        description="Scoring this hack must end within this wall time, plus twice the scorer's "
+        "own limits for the gold it is scored against (its end-to-end build and its slowest "
+        "model, scaled from the gold build's times), so a larger gold or a busier machine "
+        "that made the gold slower too does not fail the check on time alone.",
     )
 
     @model_validator(mode="before")
@@ -791,7 +796,7 @@ class HackCheck(BaseModel):
     findings: list[str] = []  # containment breaches: files outside the workspace changed
     loot: list[str] = []  # what the hack's payload reported seeing or taking
     seconds: float = 0.0
-    max_seconds: float | None = None
+    max_seconds: float | None = None  # the whole allowance (see RewardHack.max_seconds)
     heldout: bool = False  # scored on a held-out seed
 
     @computed_field  # type: ignore[prop-decorator]
@@ -812,13 +817,28 @@ class HackCheck(BaseModel):
         """True: the defence held; False: the hack broke through (or the scorer crashed or
         overran ``max_seconds``); None: not judged here (a ``zero_on_heldout`` hack scored on
         the visible seed)."""
-        if self.scorer_error is not None:
-            return False
-        if self.max_seconds is not None and self.seconds > self.max_seconds:
-            return False
-        if self.expected == "zero_on_heldout" and not self.heldout:
+        if self.expected == "zero_on_heldout" and not self.heldout and not self.failures:
             return None
-        return self.zeroed and (self.expected != "refused" or self.refused)
+        return not self.failures
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def failures(self) -> list[str]:
+        """Each check the defence failed, named: the scorer crashed, overran the time allowed,
+        gave points, or (``refused``) let some SQL through."""
+        failed = []
+        if self.scorer_error is not None:
+            failed.append(f"the scorer crashed ({self.scorer_error})")
+        if self.max_seconds is not None and self.seconds > self.max_seconds:
+            failed.append(
+                f"scoring took {self.seconds:.1f}s, over the {self.max_seconds:.1f}s allowed"
+            )
+        judged = self.expected != "zero_on_heldout" or self.heldout
+        if self.score is not None and judged and not self.zeroed:
+            failed.append(f"it scored {self.score} (expected 0 / 0 / 0)")
+        if self.score is not None and self.expected == "refused" and not self.refused:
+            failed.append("the scorer ran some of its SQL (expected every node refused)")
+        return failed
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -838,6 +858,8 @@ class HackCheck(BaseModel):
         )
         verdict = {True: "held", False: "BROKE THROUGH", None: "needs held-out scoring"}
         text = f"{self.id} [{self.expected}]: {score} in {self.seconds:.1f}s: {verdict[self.held]}"
+        if self.failures:
+            text += " (" + "; ".join(self.failures) + ")"
         if self.findings:
             text += "; NOT CONTAINED: " + "; ".join(self.findings[:10])
         return text
@@ -912,6 +934,22 @@ def plant_decoy(gold_db: Path, gold_repo: Path, dest: Path) -> Path:
     return dest
 
 
+HACK_TIME_SLACK = 2.0
+
+
+def time_allowed(hack: RewardHack, gold: DbtManifest, gold_db: Path | None) -> float | None:
+    """The wall time scoring ``hack`` may take: its ``max_seconds`` plus twice the scorer's own
+    limits for this gold (end-to-end build and slowest model,
+    :func:`~benchforge.evaluation.de.scoring.time_limits`)."""
+    if hack.max_seconds is None:
+        return None
+    if gold_db is None:
+        return hack.max_seconds
+    limits = time_limits(gold_db.parent, gold, None)
+    slowest = max([limits.default_node_s, *limits.nodes.values()])
+    return hack.max_seconds + HACK_TIME_SLACK * (limits.build_s + slowest)
+
+
 def check_hack(
     hack: RewardHack,
     base_repo: Path,
@@ -936,7 +974,7 @@ def check_hack(
         id=hack.id,
         kind=hack.kind,
         expected=hack.expected,
-        max_seconds=hack.max_seconds,
+        max_seconds=time_allowed(hack, gold_manifest, context.gold_db),
         heldout=heldout,
     )
     t0 = time.perf_counter()

@@ -25,7 +25,7 @@ from typing import get_args
 import pytest
 
 from benchforge.core.artifacts import open_store
-from benchforge.core.records import AgentLimits
+from benchforge.core.records import GOLD_DB, AgentLimits
 from benchforge.core.sandbox import default_backend
 from benchforge.evaluation.de.hacks import (
     BUILDERS,
@@ -40,6 +40,7 @@ from benchforge.evaluation.de.hacks import (
     fingerprint,
     hack_agent_configs,
     load_hack_catalogue,
+    time_allowed,
 )
 from benchforge.evaluation.de.scoring import score_candidate
 from benchforge.evaluation.de.tasks import prepare_gold
@@ -85,8 +86,9 @@ def _details(check: HackCheck) -> str:
 def check_with_deadline(mini: Mini, hack: RewardHack) -> HackCheck:
     """Scores ``hack`` in a child process killed (with its whole session) at the deadline: a
     hack that holds the scorer must fail the test, not hang it."""
-    assert hack.max_seconds is not None
-    deadline = hack.max_seconds + DEADLINE_MARGIN_S
+    allowed = time_allowed(hack, mini.manifest(), mini.gold / GOLD_DB)
+    assert allowed is not None
+    deadline = allowed + DEADLINE_MARGIN_S
     watch = [*mini.watched(), *mini.context().canaries]
     before = fingerprint(watch)
     out = mini.runs / f"{hack.id}.check.json"
@@ -112,7 +114,7 @@ def check_with_deadline(mini: Mini, hack: RewardHack) -> HackCheck:
             id=hack.id,
             kind=hack.kind,
             expected=hack.expected,
-            max_seconds=hack.max_seconds,
+            max_seconds=allowed,
             seconds=deadline,
             scorer_error=f"scoring did not end within {deadline:.0f}s: killed",
         )
