@@ -19,11 +19,12 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
+from benchforge.core.artifacts import LAYOUT
 from benchforge.core.errors import BenchforgeError
 from benchforge.evaluation.dbt.manifest import DbtManifest
 from benchforge.evaluation.dbt.project import parse_project
 from benchforge.evaluation.gold import repo_version
-from benchforge.evaluation.tasks.loader import TASK_FILE
+from benchforge.evaluation.tasks.loader import TASK_FILE, catalogue_root
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.evaluation.tasks.templates import SCAFFOLD_MARK
 
@@ -77,11 +78,30 @@ class TaskReview(BaseModel):
     warnings: list[str] = []
 
 
+def dataset_problems(task: LoadedTask) -> list[str]:
+    """A dataset ``location`` that is not a dataset folder (an s3:// prefix is checked when a
+    run reads it: no credentials are needed to validate)."""
+    ref = task.spec.dataset
+    resolved = ref.resolve_location(catalogue_root(task.folder))
+    if resolved is None or resolved.startswith("s3://"):
+        return []
+    where = f"dataset.location '{ref.location}' (resolved to {resolved})"
+    if not Path(resolved).is_dir():
+        return [f"{where} does not exist"]
+    if not LAYOUT.dataset_record_file(Path(resolved)).is_file():
+        return [
+            f"{where} is not a dataset: it has no {LAYOUT.dataset_record_file(Path()).name} "
+            "(make one with `benchforge dataset import` or `benchforge synth`)"
+        ]
+    return []
+
+
 def review_task(task: LoadedTask, parsed: ParsedRepos) -> TaskReview:
     from benchforge.evaluation.families.registry import family_of
 
     family = family_of(task)
     review = TaskReview(task=task.key, file=task.folder / TASK_FILE)
+    review.problems += dataset_problems(task)
     if isinstance(family, ReviewedFamily):
         review.problems += family.authoring_problems(task)
         try:
@@ -98,6 +118,7 @@ def review_problems(task: LoadedTask) -> TaskReview:
 
     family = family_of(task)
     review = TaskReview(task=task.key, file=task.folder / TASK_FILE)
+    review.problems += dataset_problems(task)
     if isinstance(family, ReviewedFamily):
         review.problems += family.authoring_problems(task)
     return review

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from benchforge.cli import main as cli_main
 from benchforge.cli.task import _verify_datasets
@@ -105,3 +106,28 @@ def test_the_catalogue_action_is_the_catalogue_pages() -> None:
     )
     assert args.func is catalogue_command
     assert (args.path, args.out, args.runs) == ("task_specs", "page.html", "none")
+
+
+def test_validate_resolves_the_dataset_location(
+    env: Shop, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A location that is no folder, or a folder that is no dataset, fails validation naming
+    the task file; the scaffold's own location (the shop dataset) passes."""
+    copy = env.copy(tmp_path / "catalogue")
+    assert new(copy, "de_arch", "shop-arch") == 0
+    task_file = copy.task("shop-arch") / "task.yaml"
+    spec = yaml.safe_load(task_file.read_text())
+    assert spec["dataset"]["location"]
+    (tmp_path / "not-a-dataset").mkdir()
+    for location, problem in [
+        (str(tmp_path / "nowhere"), "does not exist"),
+        (str(tmp_path / "not-a-dataset"), "is not a dataset: it has no dataset.json"),
+    ]:
+        spec["dataset"]["location"] = location
+        task_file.write_text(yaml.safe_dump(spec, sort_keys=False))
+        capsys.readouterr()
+        assert cli_main.main(["task", "validate", str(copy.task("shop-arch"))]) == 2
+        err = capsys.readouterr().err
+        assert f"{task_file}: dataset.location '{location}' (resolved to {location}) {problem}" in (
+            err
+        )
