@@ -461,13 +461,16 @@ def _first_contract(task: LoadedTask) -> Path:
     """The scaffolded de_impl task's contract, built as ``task contract`` builds it; if the
     gold does not build, the error says how to finish once the project is fixed."""
     from benchforge.core.errors import BenchforgeError
-    from benchforge.evaluation.tasks.contracts import generate_contract
+    from benchforge.evaluation.tasks.contracts import generate_contract, mark_undescribed_models
     from benchforge.flows.datasets import task_dataset
 
     scratch = _scratch()
     try:
         folder = task_dataset(task, None, scratch / "datasets" / task.spec.domain)
-        return generate_contract(task, folder, scratch / "contracts")
+        contract = generate_contract(task, folder, scratch / "contracts")
+        if mark_undescribed_models(task, contract):
+            contract = generate_contract(task, folder, scratch / "contracts")
+        return contract
     except BenchforgeError as err:
         raise BenchforgeError(
             f"{err}\nThe task is scaffolded in {_shown(task.folder)} but has no contract yet: "

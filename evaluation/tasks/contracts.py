@@ -4,10 +4,15 @@ would regenerate."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from benchforge.core.yamlio import read_yaml
 from benchforge.evaluation.tasks.materials import data_contract, write_contract
 from benchforge.evaluation.tasks.models import DeImplTask, LoadedTask
+from benchforge.evaluation.tasks.templates import SCAFFOLD_MARK
+
+EMPTY_NOTES = "models: {}\n"
 
 
 def generate_contract(task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
@@ -23,3 +28,40 @@ def generate_contract(task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
     path = task.file(spec.contract)
     write_contract(data_contract(gold.gold_folder, meta, spec.domain, spec.scoring.layers), path)
     return path
+
+
+def undescribed_models(contract: Path) -> dict[str, list[str]]:
+    """Model -> what its contract entry lacks (description, grain, primary_key): what the gold
+    project's YAML does not say (a description with 'One row per ...', a unique + not_null
+    key test)."""
+    data = read_yaml(contract.read_text()) or {}
+    return {
+        entry["name"]: missing
+        for entry in data.get("models", [])
+        if (missing := [k for k in ("description", "grain", "primary_key") if not entry.get(k)])
+    }
+
+
+def mark_undescribed_models(task: LoadedTask, contract: Path) -> int:
+    """In a freshly scaffolded ``contract_metadata`` (its ``models: {}`` untouched), one
+    ``TODO(scaffold)`` note per model whose contract entry lacks a description, a grain or a
+    key, so ``task validate`` warns until the maintainer says them; the contract is rewritten
+    with the notes. Returns how many models were marked."""
+    spec = task.spec
+    if not isinstance(spec, DeImplTask) or spec.contract_metadata is None:
+        return 0
+    metadata = task.file(spec.contract_metadata)
+    text = metadata.read_text()
+    missing = undescribed_models(contract)
+    if not missing or EMPTY_NOTES not in text:
+        return 0
+    lines = ["models:\n"]
+    for name, fields in missing.items():
+        note = (
+            f"{SCAFFOLD_MARK}: the gold project gives no {', '.join(fields)} for {name}. Say "
+            "them in the project's YAML (a description with 'One row per ...', a unique + "
+            "not_null test on the key), or replace this note with what an agent needs."
+        )
+        lines.append(f"  {name}:\n    - {json.dumps(note)}\n")
+    metadata.write_text(text.replace(EMPTY_NOTES, "".join(lines), 1))
+    return len(missing)
