@@ -141,6 +141,41 @@ def load_manifest(path: Path) -> DbtManifest:
     return parse_manifest(json.loads(path.read_text()))
 
 
+def dissolve_ephemeral(models: dict[str, ModelNode]) -> dict[str, ModelNode]:
+    """The models without the ephemeral ones, each model depending on what its ephemeral
+    parents depended on instead (recursively). dbt inlines an ephemeral model into the compiled
+    SQL of every model that refs it, so it has no relation to score or to read: it is scored
+    through those models, whose component inputs are its parents."""
+    ephemeral = {m.unique_id: m for m in models.values() if m.materialized == "ephemeral"}
+    if not ephemeral:
+        return models
+
+    def expanded(node: ModelNode, seen: frozenset[str]) -> tuple[list[str], list[str], list[str]]:
+        deps, sources, seeds = [], list(node.sources), list(node.seeds)
+        for parent in node.depends_on:
+            inner = ephemeral.get(parent)
+            if inner is None:
+                deps.append(parent)
+            elif parent not in seen:
+                d, so, se = expanded(inner, seen | {parent})
+                deps, sources, seeds = deps + d, sources + so, seeds + se
+        return deps, sources, seeds
+
+    kept: dict[str, ModelNode] = {}
+    for name, node in models.items():
+        if node.unique_id in ephemeral:
+            continue
+        deps, sources, seeds = expanded(node, frozenset())
+        kept[name] = node.model_copy(
+            update={
+                "depends_on": list(dict.fromkeys(deps)),
+                "sources": list(dict.fromkeys(sources)),
+                "seeds": list(dict.fromkeys(seeds)),
+            }
+        )
+    return kept
+
+
 def parse_manifest(data: dict[str, Any]) -> DbtManifest:
     """The models, sources and seeds of a dbt ``manifest.json`` document."""
     models: dict[str, ModelNode] = {}
@@ -176,6 +211,7 @@ def parse_manifest(data: dict[str, Any]) -> DbtManifest:
             fqn=[str(p) for p in node.get("fqn") or []],
             materialized=str((node.get("config") or {}).get("materialized") or "table"),
         )
+    models = dissolve_ephemeral(models)
     sources = {uid: s.get("relation_name") or "" for uid, s in data.get("sources", {}).items()}
     seeds = {
         uid: node.get("relation_name") or ""

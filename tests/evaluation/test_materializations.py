@@ -1,0 +1,94 @@
+"""Gold models of every materialization dbt-duckdb offers beside tables: a view is scored like a
+table (its relations exported under the catalog name its SQL uses), an ephemeral model is scored
+through the models that inline it (its parents become their component inputs), so the gold
+scores 100 / 100 / 100 on itself and a candidate that materializes the helper otherwise still
+does, while a wrong ephemeral costs the model that inlines it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchforge.evaluation.dbt.manifest import load_manifest
+from benchforge.evaluation.de.scoring import DeScore, score_candidate
+from benchforge.evaluation.gold import build_gold
+from benchforge.evaluation.tasks.materials import data_contract
+from benchforge.evaluation.tasks.models import DeScoring
+from benchforge.synthesis.dataset import build_dataset
+from benchforge.synthesis.spec import load_spec
+from tests.paths import FIXTURES
+
+HELPER = "models/intermediate/int_contacts_counted.sql"
+DIM = "models/marts/dim_accounts.sql"
+
+
+def _materialized(repo: Path, path: str, how: str) -> None:
+    sql = repo / path
+    sql.write_text(f"{{{{ config(materialized='{how}') }}}}\n" + sql.read_text())
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = tmp_path_factory.mktemp("repo") / "mini_dbt"
+    shutil.copytree(FIXTURES / "mini_dbt", repo)
+    _materialized(repo, HELPER, "ephemeral")
+    _materialized(repo, DIM, "view")
+    return repo
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("ds") / "mini"
+    build_dataset(
+        load_spec(FIXTURES / "mini_domain.yaml"), scale=1, seed=7, out=str(out), validate=False
+    )
+    return out
+
+
+@pytest.fixture(scope="module")
+def gold(project: Path, dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("gold") / "mini"
+    build = build_gold("mini", project, dataset, folder)
+    assert build.models == 6  # the ephemeral helper has no relation
+    return folder
+
+
+def _score(candidate: Path, gold: Path, dataset: Path, work: Path) -> DeScore:
+    return score_candidate(candidate, gold, dataset, work, DeScoring())
+
+
+def test_the_gold_with_a_view_and_an_ephemeral_model_scores_100_on_itself(
+    project: Path, gold: Path, dataset: Path, tmp_path: Path
+) -> None:
+    manifest = load_manifest(gold / "manifest.json")
+    assert "int_contacts_counted" not in manifest.models
+    assert manifest.models["dim_accounts"].materialized == "view"
+    # the helper's parent is the component input of the model that inlines it
+    assert manifest.parents("dim_accounts") == ["stg_mini__accounts", "stg_mini__contacts"]
+    result = _score(project, gold, dataset, tmp_path / "w")
+    assert (result.cs, result.cfs, result.sr) == (100.0, 100.0, 100.0)
+    assert len(result.nodes) == 6
+    contract = data_contract(gold, None, "mini")
+    assert "int_contacts_counted" not in {m["name"] for m in contract["models"]}
+
+
+def test_the_helper_materialized_otherwise_scores_100_and_a_wrong_one_costs_its_user(
+    project: Path, gold: Path, dataset: Path, tmp_path: Path
+) -> None:
+    as_table = tmp_path / "as-table"
+    shutil.copytree(FIXTURES / "mini_dbt", as_table)  # helper and dim as plain tables
+    result = _score(as_table, gold, dataset, tmp_path / "w1")
+    assert (result.cs, result.cfs, result.sr) == (100.0, 100.0, 100.0)
+
+    wrong = tmp_path / "wrong"
+    shutil.copytree(project, wrong)
+    helper = wrong / HELPER
+    helper.write_text(
+        helper.read_text().replace("count(*) as contacts", "count(*) + 1 as contacts")
+    )
+    result = _score(wrong, gold, dataset, tmp_path / "w2")
+    failed = {n.name for n in result.nodes if not n.cs.matched}
+    assert failed == {"dim_accounts"}
+    assert result.sr == 0.0
