@@ -10,6 +10,7 @@ in the model's SQL, or a ``DECIMAL(p, n)`` type) is compared within one unit of 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 _ROUND = re.compile(r"\bround\s*\(", re.I)
 _ALIAS = re.compile(r'\s*(?:as\s+)?("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_]*)', re.I)
@@ -20,43 +21,34 @@ MAX_DECIMALS = 12
 ULP_SLACK = 1.000001
 
 
+def _outside_quotes(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """(index, character, parenthesis depth before it) of every character of ``text`` from
+    ``start`` that is not inside a quoted string or identifier."""
+    depth, quote = 0, ""
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote:
+            quote = "" if ch == quote else quote
+            continue
+        if ch in "'\"":
+            quote = ch
+        yield i, ch, depth
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+
+
 def _closing(sql: str, start: int) -> int | None:
     """Index of the parenthesis closing the one opened just before ``start``."""
-    depth, quote = 1, ""
-    for i in range(start, len(sql)):
-        ch = sql[i]
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
+    return next(
+        (i for i, ch, depth in _outside_quotes(sql, start) if ch == ")" and depth == 0), None
+    )
 
 
 def _digits_argument(inner: str) -> int | None:
     """The second argument of ``round(expr, n)`` when it is a literal integer."""
-    depth, quote, comma = 0, "", -1
-    for i, ch in enumerate(inner):
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            comma = i
-    if comma < 0:
+    commas = [i for i, ch, depth in _outside_quotes(inner) if ch == "," and depth == 0]
+    if not commas:
         return None
-    literal = inner[comma + 1 :].strip()
+    literal = inner[commas[-1] + 1 :].strip()
     return int(literal) if literal.isdigit() and int(literal) <= MAX_DECIMALS else None
 
 

@@ -1,5 +1,6 @@
 """Gold models of every materialization dbt-duckdb offers beside tables: a view is scored like a
-table (its relations exported under the catalog name its SQL uses), an ephemeral model is scored
+table (its relations exported under the catalog name its SQL uses), an incremental model as it
+is built fresh (on an empty warehouse copy: its full query), an ephemeral model is scored
 through the models that inline it (its parents become their component inputs), so the gold
 scores 100 / 100 / 100 on itself and a candidate that materializes the helper otherwise still
 does, while a wrong ephemeral costs the model that inlines it."""
@@ -16,12 +17,12 @@ from benchforge.evaluation.de.scoring import DeScore, score_candidate
 from benchforge.evaluation.gold import build_gold
 from benchforge.evaluation.tasks.materials import data_contract
 from benchforge.evaluation.tasks.models import DeScoring
-from benchforge.synthesis.dataset import build_dataset
-from benchforge.synthesis.spec import load_spec
 from tests.paths import FIXTURES
+from tests.support.datasets import mini_dataset
 
 HELPER = "models/intermediate/int_contacts_counted.sql"
 DIM = "models/marts/dim_accounts.sql"
+FACT = "models/marts/fct_won_revenue_by_country.sql"
 
 
 def _materialized(repo: Path, path: str, how: str) -> None:
@@ -35,16 +36,23 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(FIXTURES / "mini_dbt", repo)
     _materialized(repo, HELPER, "ephemeral")
     _materialized(repo, DIM, "view")
+    # incremental: built fresh (no relation exists yet), so the filter below never applies
+    fact = repo / FACT
+    fact.write_text(
+        "{{ config(materialized='incremental') }}\n"
+        + fact.read_text().replace(
+            "    where is_won\n",
+            "    where is_won\n"
+            "    {% if is_incremental() %}and close_date > (select max(close_month) "
+            "from {{ this }}){% endif %}\n",
+        )
+    )
     return repo
 
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("ds") / "mini"
-    build_dataset(
-        load_spec(FIXTURES / "mini_domain.yaml"), scale=1, seed=7, out=str(out), validate=False
-    )
-    return out
+    return mini_dataset(tmp_path_factory.mktemp("ds") / "mini")
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +73,7 @@ def test_the_gold_with_a_view_and_an_ephemeral_model_scores_100_on_itself(
     manifest = load_manifest(gold / "manifest.json")
     assert "int_contacts_counted" not in manifest.models
     assert manifest.models["dim_accounts"].materialized == "view"
+    assert manifest.models["fct_won_revenue_by_country"].materialized == "incremental"
     # the helper's parent is the component input of the model that inlines it
     assert manifest.parents("dim_accounts") == ["stg_mini__accounts", "stg_mini__contacts"]
     result = _score(project, gold, dataset, tmp_path / "w")

@@ -62,3 +62,16 @@ def write_dataset(folder: Path, tables: Mapping[str, str], *, domain: str = "sho
     )
     LAYOUT.dataset_record_file(folder).write_text(record.model_dump_json(indent=2) + "\n")
     return folder
+
+
+def mini_dataset(out: Path) -> Path:
+    """The mini domain (tests/fixtures/mini_domain.yaml) synthesized at scale 1, seed 7, into
+    ``out``: what the mini gold repository builds on."""
+    from benchforge.synthesis.dataset import build_dataset
+    from benchforge.synthesis.spec import load_spec
+    from tests.paths import FIXTURES
+
+    build_dataset(
+        load_spec(FIXTURES / "mini_domain.yaml"), scale=1, seed=7, out=str(out), validate=False
+    )
+    return out
