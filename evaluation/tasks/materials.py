@@ -125,15 +125,8 @@ def skeleton_files(repo: Path, include: list[str] | tuple[str, ...] = ()) -> lis
             if p.is_file() and p.suffix.lower() in suffixes
         }
 
-    wanted |= {
-        rel
-        for rel in under(macro_paths, MACRO_SUFFIXES)
-        if not any(
-            rel.parts[: len(Path(m).parts) + 1] == (*Path(m).parts, layer)
-            for m in macro_paths
-            for layer in MODEL_LAYERS
-        )
-    }
+    layer_macros = [f"{m}/{layer}" for m in macro_paths for layer in MODEL_LAYERS]
+    wanted |= {r for r in under(macro_paths, MACRO_SUFFIXES) if not _is_under(r, layer_macros)}
     wanted |= under(seed_paths, SEED_SUFFIXES)
     wanted |= under(model_paths, (".yml", ".yaml"))
     for pattern in include:

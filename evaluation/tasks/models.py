@@ -166,6 +166,14 @@ class DeImplTask(TaskSpecBase):
     )
     scoring: DeScoring = DeScoring()
 
+    @field_validator("workspace_include")
+    @classmethod
+    def _inside_the_repository(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            if pattern.startswith(("/", "~")) or ".." in Path(pattern).parts:
+                raise ValueError(f"{pattern!r}: a glob relative to the repository, inside it")
+        return patterns
+
 
 class DeEvolTask(TaskSpecBase):
     family: Literal["de_evol"] = Field(

@@ -10,8 +10,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
+from pydantic import ValidationError
 
 from benchforge.evaluation.tasks.materials import make_skeleton, skeleton_files
+from benchforge.evaluation.tasks.models import DeImplTask
 from tests.paths import FIXTURES
 from tests.support.maintainer_checkout import maintainer_checkout
 
@@ -69,3 +72,11 @@ def test_a_short_model_does_not_block_shared_code(tmp_path: Path) -> None:
         "{% macro helper() %}select * from {{ ref('x') }}{% endmacro %}\n"
     )
     assert Path("macros/helper.sql") in skeleton_files(repo)
+
+
+@pytest.mark.parametrize("pattern", ["../other/*.sql", "/etc/passwd", "docs/../../x"])
+def test_listed_files_stay_inside_the_repository(pattern: str) -> None:
+    spec = yaml.safe_load((FIXTURES / "task_specs/de-mini/mini-impl/task.yaml").read_text())
+    with pytest.raises(ValidationError, match="a glob relative to the repository, inside it"):
+        DeImplTask.model_validate({**spec, "workspace_include": [pattern]})
+    assert DeImplTask.model_validate({**spec, "workspace_include": ["docs/*.md"]})
