@@ -14,6 +14,10 @@ FAST_TESTS=(
   tests/evaluation/calibration
   tests/evaluation/judges
   tests/evaluation/test_de_compare.py
+  tests/evaluation/test_de_rounding.py
+  tests/evaluation/test_export_relations.py
+  tests/evaluation/test_hack_checks.py
+  tests/evaluation/test_skeleton.py
   tests/evaluation/test_de_boundary.py
   tests/evaluation/test_leaderboard.py
   tests/harness/test_agent_mounts.py
