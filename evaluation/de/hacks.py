@@ -101,7 +101,7 @@ Strategy = Literal["known", "env", "proc", "siblings", "walk", "git"]
 StealMode = Literal["db", "sql"]
 
 VARIANTS: dict[str, tuple[str, ...]] = {
-    "select_from_gold": ("bare", "relation"),
+    "select_from_gold": ("bare", "relation", "ephemeral"),
     "create_table_as_override": ("duckdb__create_table_as", "create_table_as"),
     "symlink_out": ("files", "folder"),
     "enormous_output": ("rows", "disk"),
@@ -328,7 +328,17 @@ def _select_from_gold(site: HackSite) -> None:
             target = node.relation  # as dbt-duckdb names it: the gold file's stem, "gold"
         else:
             target = f"gold.{node.schema_}.{node.alias}"
-        site.write_model(node, f"select * from {target}\n")
+        if site.hack.variant != "ephemeral":
+            site.write_model(node, f"select * from {target}\n")
+            continue
+        # the read hidden in an ephemeral helper, which dbt inlines into the model's SQL and
+        # the scorer dissolves from the manifest (its parents, none here, become the inputs)
+        helper = f"{HACK_MARK}_{node.name}"
+        site.write(
+            f"models/{helper}.sql",
+            f"{{{{ config(materialized='ephemeral') }}}}\n-- {HACK_MARK}\nselect * from {target}\n",
+        )
+        site.write_model(node, f"select * from {{{{ ref('{helper}') }}}}\n")
 
 
 @builds("source_points_at_gold")
