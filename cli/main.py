@@ -16,6 +16,7 @@ from benchforge.cli import (
     gold,
     mock,
     nightly,
+    postgres,
     prefect_server,
     rebuild,
     run,
@@ -35,6 +36,7 @@ Stages:
              (DuckDB warehouse + Parquet + anomaly manifest + Great Expectations report)
   spec       list, validate and export the JSON Schema of domain specs
   dataset    import a dataset from CSV / Parquet files, a DuckDB file or PostgreSQL
+  postgres   a local PostgreSQL server to import from (start, load a dump, url, stop)
   anonymize  turn a dataset into a shareable release (keyed pseudonyms, distribution-preserving
              perturbation, scrubbed text) with a fidelity / utility / privacy report
   policy     draft, check and export the JSON Schema of anonymization policies
@@ -63,6 +65,7 @@ STAGES = (
     synth,
     spec,
     dataset,
+    postgres,
     anonymize,
     rebuild,
     gold,
