@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from benchforge.cli.common import Subparsers
 from benchforge.cli.prefect_server import use_prefect
@@ -26,7 +27,11 @@ def add_parser(sub: Subparsers) -> None:
             "schema public). OUT (a folder or s3://bucket/prefix) gets warehouse.duckdb (schema\n"
             "raw), parquet/, manifest.json (rows and sha256 per table), validation/ (profile-\n"
             "derived Great Expectations checks and Data Docs) and dataset.json, written last;\n"
-            "nothing is published if any step fails. Use it in a task spec as\n"
+            "nothing is published if any step fails. Column types are the same whatever the\n"
+            "route: integers BIGINT, decimals and floats DOUBLE, text (and UUID, JSON, enums)\n"
+            "VARCHAR, timestamps TIMESTAMP (docs/importing.md); --keep-source-types keeps the\n"
+            "source's, --column-types FILE (YAML table: {column: TYPE}) declares some.\n"
+            "Use it in a task spec as\n"
             "  dataset: {domain: NAME, location: OUT}\n"
             "Runs as the Prefect flow 'import-dataset'."
         ),
@@ -41,6 +46,16 @@ def add_parser(sub: Subparsers) -> None:
     imp.add_argument("--schema", help="database schema to import (DuckDB, PostgreSQL)")
     imp.add_argument("--tables", help="comma-separated tables to import (default: all)")
     imp.add_argument("--no-validate", action="store_true", help="skip Great Expectations")
+    imp.add_argument(
+        "--keep-source-types",
+        action="store_true",
+        help="keep each column's type as the source gives it (no canonical mapping)",
+    )
+    imp.add_argument(
+        "--column-types",
+        metavar="FILE",
+        help="YAML table: {column: TYPE} of declared DuckDB types, applied last",
+    )
     imp.add_argument(
         "--no-prefect", action="store_true", help="run the library directly, not as a flow"
     )
@@ -68,6 +83,8 @@ def import_command(args: argparse.Namespace) -> int:
             db_schema=args.schema,
             tables=tables,
             validate=not args.no_validate,
+            keep_source_types=args.keep_source_types,
+            column_types=args.column_types,
         )
     else:
         use_prefect(args.verbose, has_no_prefect=True)
@@ -80,6 +97,10 @@ def import_command(args: argparse.Namespace) -> int:
             db_schema=args.schema,
             tables=tables,
             run_validation=not args.no_validate,
+            keep_source_types=args.keep_source_types,
+            column_types=(
+                str(Path(args.column_types).expanduser().absolute()) if args.column_types else None
+            ),
         )
     stamp = record.imported
     tables_count = len(record.table_checksums)

@@ -26,12 +26,13 @@ from benchforge.synthesis.importer import (
     validate_step,
     write_record,
 )
+from benchforge.synthesis.importer.types import TypeOptions, check_declared_tables, type_options
 from benchforge.synthesis.validation import ValidationReport
 
 
 @task(name="load-source")
-def load_task(plan: SourcePlan, target: Target, name: str) -> ImportManifest:
-    return stage_import(plan, target.staging, name)
+def load_task(plan: SourcePlan, target: Target, name: str, types: TypeOptions) -> ImportManifest:
+    return stage_import(plan, target.staging, name, types=types)
 
 
 @task(name="validate-dataset")
@@ -79,6 +80,8 @@ def import_dataset(
     db_schema: str | None = None,
     tables: list[str] | None = None,
     run_validation: bool = True,
+    keep_source_types: bool = False,
+    column_types: str | None = None,
 ) -> DatasetRecord:
     """Imports ``source`` as the dataset ``name`` and publishes it to ``out``.
 
@@ -95,12 +98,18 @@ def import_dataset(
         run_validation: profile the data and validate it with Great Expectations before
             publishing (a parameter named ``validate`` would shadow an attribute of Prefect's
             parameter model).
+        keep_source_types: keep each column's type as the source gives it, instead of the
+            canonical types every route agrees on (BIGINT, DOUBLE, VARCHAR, ...).
+        column_types: a YAML file ``table: {column: TYPE}`` of declared DuckDB types,
+            applied after the canonical mapping and recorded in the manifest and profile.
     """
     logger = get_run_logger()
     check_name(name)
-    plan = resolve_source(source, db_schema=db_schema, tables=tables)  # fails before writing
+    types = type_options(keep_source_types, column_types)  # all fail before writing
+    plan = resolve_source(source, db_schema=db_schema, tables=tables)
+    check_declared_tables(types, [t.name for t in plan.tables])
     with staged(out or default_location(name)) as target:
-        manifest = load_task(plan, target, name)
+        manifest = load_task(plan, target, name, types)
         logger.info("loaded %s rows of %d tables", f"{manifest.total_rows:,}", len(plan.tables))
         report = validate_task(target, name) if run_validation else None
         if report is not None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import duckdb
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from benchforge.core.artifacts import LAYOUT
 from benchforge.core.publish import Target
@@ -39,6 +39,13 @@ from benchforge.synthesis.importer.sources import (
     load_duckdb,
     load_files,
     resolve_source,
+)
+from benchforge.synthesis.importer.types import (
+    ImportTypes,
+    TypeOptions,
+    apply_types,
+    check_declared_tables,
+    type_options,
 )
 
 if TYPE_CHECKING:
@@ -61,6 +68,10 @@ class ImportManifest(BaseModel):
     source: ImportStamp
     duckdb_version: str
     tables: dict[str, TableSummary]
+    types: ImportTypes = Field(
+        default_factory=ImportTypes,
+        description="How the columns were typed: canonical mapping, declarations, changes.",
+    )
 
     @property
     def total_rows(self) -> int:
@@ -88,17 +99,21 @@ def stage_import(
     staging: Path,
     name: str,
     *,
+    types: TypeOptions | None = None,
     memory_limit: str = "1GB",
     on_table: TableLoaded | None = None,
 ) -> ImportManifest:
-    """Loads the plan's tables into ``staging/warehouse.duckdb`` (schema ``raw``), exports
-    ``parquet/`` and writes ``manifest.json``. ``staging`` must be empty or absent."""
+    """Loads the plan's tables into ``staging/warehouse.duckdb`` (schema ``raw``), types their
+    columns (:mod:`.types`: canonical types unless ``types`` keeps the source's, then the
+    declared ones), exports ``parquet/`` and writes ``manifest.json``. ``staging`` must be
+    empty or absent."""
     from benchforge.synthesis.importer.postgres import load_postgres
 
     staging.mkdir(parents=True, exist_ok=True)
     if any(staging.iterdir()):
         raise DatasetImportError(f"{staging} is not empty")
     report = on_table or (lambda _t, _n: None)
+    types = types or TypeOptions()
     work = staging / WORK_DB
     con = duckdb.connect(str(work))
     try:
@@ -113,6 +128,7 @@ def stage_import(
             load_duckdb(plan, con, "wh", report)
         else:
             load_postgres(plan, con, "wh", staging / SPILL_DIR / "copy", report)
+        typed = apply_types(con, "wh", [t.name for t in plan.tables], types)
         tables = _export(con, staging, [t.name for t in plan.tables])
         version = con.execute("SELECT version()").fetchone()
     finally:
@@ -125,6 +141,7 @@ def stage_import(
         source=plan.stamp(),
         duckdb_version=str(version[0]) if version else "unknown",
         tables=tables,
+        types=typed,
     )
     (staging / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n")
     return manifest
@@ -172,13 +189,15 @@ def read_import_manifest(folder: Path) -> ImportManifest:
 
 def profile_step(staging: Path, name: str, *, memory_limit: str = "512MB") -> ProfileSuite:
     """Profiles the staged warehouse: the expectations the data implies. Distinct counts over
-    every column grow with the data, so DuckDB is capped and spills to the staging folder."""
+    every column grow with the data, so DuckDB is capped and spills to the staging folder. The
+    columns the manifest says were declared are marked so in the profile."""
+    declared = read_import_manifest(staging).types.declared
     try:
         with duckdb.connect() as con:
             con.execute(f"SET memory_limit = {literal(memory_limit)}")
             con.execute(f"SET temp_directory = {literal(str(staging / SPILL_DIR))}")
             con.execute(f"ATTACH {literal(str(staging / WAREHOUSE))} AS wh (READ_ONLY)")
-            return profile_warehouse(con, name, "wh", RAW)
+            return profile_warehouse(con, name, "wh", RAW, declared=declared)
     finally:
         shutil.rmtree(staging / SPILL_DIR, ignore_errors=True)
 
@@ -206,18 +225,24 @@ def import_dataset(
     db_schema: str | None = None,
     tables: Iterable[str] | None = None,
     validate: bool = True,
+    keep_source_types: bool = False,
+    column_types: str | Path | None = None,
     settings: BenchforgeSettings | None = None,
     on_table: TableLoaded | None = None,
 ) -> DatasetRecord:
     """Imports ``source`` (a folder of CSV / Parquet files, a DuckDB file or a PostgreSQL URL)
     as the dataset ``name`` at ``out`` (a folder or s3:// prefix; default
     :func:`default_location`). ``db_schema``: the database schema to import (DuckDB: ``raw``
-    if it exists, else ``main``; PostgreSQL: ``public``); ``tables``: only these."""
+    if it exists, else ``main``; PostgreSQL: ``public``); ``tables``: only these;
+    ``keep_source_types``: no canonical type mapping; ``column_types``: a declaration file
+    (YAML ``table: {column: TYPE}``), applied last (see :mod:`.types`)."""
     settings = settings or load_settings()
     check_name(name)
+    types = type_options(keep_source_types, column_types)
     plan = resolve_source(source, db_schema=db_schema, tables=tables)
+    check_declared_tables(types, [t.name for t in plan.tables])
     with staged(out or default_location(name, settings)) as target:
-        stage_import(plan, target.staging, name, on_table=on_table)
+        stage_import(plan, target.staging, name, types=types, on_table=on_table)
         report = None
         if validate:
             report = validate_step(target.staging, profile_step(target.staging, name))

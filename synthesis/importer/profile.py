@@ -54,6 +54,9 @@ class ColumnProfile(BaseModel):
     min: Bound | None = None
     max: Bound | None = None
     values: list[str] | None = Field(default=None, description="Low-cardinality text only.")
+    declared: bool = Field(
+        default=False, description="The type was declared (--column-types), not derived."
+    )
 
 
 class TableProfile(BaseModel):
@@ -258,13 +261,22 @@ def expectations_for(profile: TableProfile) -> list[Expectation]:
 
 
 def profile_warehouse(
-    con: duckdb.DuckDBPyConnection, dataset: str, database: str, schema: str = "raw"
+    con: duckdb.DuckDBPyConnection,
+    dataset: str,
+    database: str,
+    schema: str = "raw",
+    *,
+    declared: dict[str, dict[str, str]] | None = None,
 ) -> ProfileSuite:
-    """The profile and expectations of every table of ``<database>.<schema>``."""
+    """The profile and expectations of every table of ``<database>.<schema>``; ``declared``
+    (table -> column -> type): the columns whose type a declaration file gave."""
     profiles = [
         profile_table(con, f"{quote(database)}.{quote(schema)}.{quote(table)}", table, types)
         for table, types in sorted(column_types(con, database, schema).items())
     ]
+    for profile in profiles:
+        for column in profile.columns:
+            column.declared = column.name in (declared or {}).get(profile.name, {})
     return ProfileSuite(
         dataset=dataset,
         profile=profiles,

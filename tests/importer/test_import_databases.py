@@ -100,7 +100,8 @@ def test_a_postgres_schema_streams_in_with_its_types(
 
     monkeypatch.setattr(CsvSpool, "finish", counting)
     out = tmp_path / "shop"
-    record = import_dataset(shop_url, name="shop", out=str(out))
+    # the route's own types (the canonical ones every route agrees on: test_types.py)
+    record = import_dataset(shop_url, name="shop", out=str(out), keep_source_types=True)
     assert_dataset(out, "shop", {"customers": 3, "orders": 3000})
     assert record.validation_success and chunks[1] > 3  # customers, then orders
     assert record.imported is not None and record.imported.kind == "postgres"
