@@ -37,6 +37,22 @@ def readme_commands() -> list[str]:
     return commands
 
 
+def section_commands(heading: str) -> list[str]:
+    """The commands of the bash blocks of one README section (``heading`` to the next ``## ``)."""
+    start = README.index(f"\n{heading}\n")
+    end = README.find("\n## ", start + 1)
+    text = README[start : end if end >= 0 else len(README)]
+    return [
+        command
+        for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+        for line in block.splitlines()
+        if (command := line.split("  #")[0].strip())
+    ]
+
+
+POSTGRES_SECTION = "## Importing from PostgreSQL"
+
+
 def run(
     command: str, cwd: Path, env: dict[str, str | None] | None = None, timeout: int = 1800
 ) -> subprocess.CompletedProcess[str]:
@@ -100,6 +116,8 @@ def test_every_readme_command_is_covered_here() -> None:
         "python bench/dataset_import.py",  # tests/importer/test_bench.py (smoke size)
         # tests/integration/test_byo_walkthrough.py runs its section's commands in order
         *walkthrough_commands(),
+        # test_readme_commands.py::test_postgres_import_commands runs them as written
+        *section_commands(POSTGRES_SECTION),
     }
     assert set(readme_commands()) == covered
 

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from tests.integration.test_readme import CALIBRATE, ROOT, run
+from benchforge.core import postgres_server
+from tests.integration.test_readme import (
+    CALIBRATE,
+    POSTGRES_SECTION,
+    ROOT,
+    run,
+    section_commands,
+)
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +99,56 @@ def test_fanout_bench_prints_overhead_and_ratio() -> None:
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
     assert re.search(r"overhead per trial\s+-?[0-9.]+ ms", result.stdout)
     assert re.search(r"throughput ratio\s+[0-9.]+", result.stdout)
+
+
+SHOP_DUMP = """CREATE TABLE customers (customer_id integer PRIMARY KEY, name text);
+CREATE TABLE orders (order_id bigint PRIMARY KEY, customer_id integer, amount numeric(10,2));
+COPY customers (customer_id, name) FROM stdin;
+1\tAnn
+2\tBob
+\\.
+COPY orders (order_id, customer_id, amount) FROM stdin;
+1\t1\t10.50
+2\t2\t3.25
+3\t1\t7.00
+\\.
+"""
+
+
+def test_postgres_import_commands() -> None:
+    """The README's PostgreSQL section, as written, in a folder of its own ('nobody', whom the
+    server runs as under root, cannot enter pytest's tmp folders): start, load the dump this
+    test writes, import, stop."""
+    commands = section_commands(POSTGRES_SECTION)
+    assert [c.split()[:3] for c in commands] == [
+        ["benchforge", "postgres", "start"],
+        ["benchforge", "postgres", "load"],
+        ["benchforge", "dataset", "import"],
+        ["benchforge", "postgres", "stop"],
+    ]
+    work = Path(tempfile.mkdtemp(prefix="benchforge-readme-pg-"))
+    work.chmod(0o755)
+    (work / "shop.sql").write_text(SHOP_DUMP)
+    try:
+        printed = []
+        for command in commands:
+            result = run(command, work, timeout=600)
+            assert result.returncode == 0, (command, (result.stdout + result.stderr)[-3000:])
+            printed.append(result.stdout)
+        assert "PostgreSQL started in pgdata (pid " in printed[0]
+        assert "dataset shop_pg: 5 rows in 2 tables" in printed[2]
+        assert "imported from postgresql://postgres@127.0.0.1:" in printed[2]
+        assert "PostgreSQL in pgdata stopped" in printed[3]
+        record = json.loads((work / "datasets" / "shop_pg" / "dataset.json").read_text())
+        assert record["imported"]["kind"] == "postgres" and record["total_rows"] == 5
+        manifest = json.loads((work / "datasets" / "shop_pg" / "manifest.json").read_text())
+        assert manifest["types"]["changes"]["orders"]["amount"]["type"] == "DOUBLE"
+        assert not postgres_server.is_running(
+            postgres_server.ServerState.model_validate_json(
+                (work / "pgdata" / "server.json").read_text()
+            ),
+            work / "pgdata",
+        )
+    finally:
+        postgres_server.stop(work / "pgdata")
+        shutil.rmtree(work, ignore_errors=True)
