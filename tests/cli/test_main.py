@@ -18,6 +18,7 @@ def test_every_stage_module_adds_its_subcommands() -> None:
         "synth",
         "spec",
         "dataset",
+        "postgres",
         "anonymize",
         "policy",
         "rebuild",
