@@ -22,11 +22,12 @@ from pydantic import BaseModel
 
 from benchforge.core.artifacts import LAYOUT
 from benchforge.core.errors import BenchforgeError
-from benchforge.core.records import GOLD_DB, DatasetRecord, GoldBuild
+from benchforge.core.records import GOLD_DB, PACKAGES_DIR, DatasetRecord, GoldBuild
 from benchforge.evaluation.dbt.errors import dbt_error_summary
+from benchforge.evaluation.dbt.packages import buildable, install_packages, vendored_packages
 from benchforge.evaluation.dbt.project import require_dbt_project
 from benchforge.evaluation.dbt.runner import DbtInvocation, NodeResult, run_dbt
-from benchforge.evaluation.dbt.warehouse import missing_relations
+from benchforge.evaluation.dbt.warehouse import missing_relations, unreadable_sources
 
 REPO_SUFFIXES = {".sql", ".yml", ".yaml", ".md", ".csv", ".py"}
 
@@ -87,11 +88,15 @@ def build_gold(
     out.mkdir(parents=True)
     db = copy_warehouse(dataset_dir, out / GOLD_DB)
     work = out / "_dbt"
-    build = run_dbt(repo, db, ["build"], work)
+    project = _with_packages(repo, out, work)
+    build = run_dbt(project, db, ["build"], work)
     failures = build.failed()
     if not build.ok or failures:
         failed = f" [failed: {', '.join(r.unique_id for r in failures)}]" if failures else ""
-        raise GoldBuildError(f"dbt build of {repo} failed: {dbt_error_summary(build)}{failed}")
+        raise GoldBuildError(
+            f"dbt build of {repo} failed: {dbt_error_summary(build)}{failed}"
+            + _source_hint(work / "target" / "manifest.json", db)
+        )
     if _count(build, "model.") == 0:
         raise GoldBuildError(
             f"dbt build of {repo} built no models (is it a dbt project with models/?): "
@@ -110,7 +115,7 @@ def build_gold(
     for name in ("manifest.json", "run_results.json"):
         shutil.copyfile(work / "target" / name, out / name)
     if docs:
-        _docs(repo, db, work, out)
+        _docs(project, db, work, out)
     shutil.rmtree(work, ignore_errors=True)
     record = GoldBuild(
         domain=domain,
@@ -124,6 +129,24 @@ def build_gold(
     )
     LAYOUT.gold_record_file(out).write_text(record.model_dump_json(indent=2) + "\n")
     return record
+
+
+def _source_hint(manifest: Path, db: Path) -> str:
+    """Why the project's sources may not resolve on the dataset, when that is the cause."""
+    if not manifest.is_file():
+        return ""
+    problems = unreadable_sources(manifest, db)
+    return "\n" + "\n".join(problems) if problems else ""
+
+
+def _with_packages(repo: Path, out: Path, work: Path) -> Path:
+    """The project dbt builds (:func:`buildable`). Vendored packages are kept in the build
+    (``dbt_packages/``): the scorer installs them into every submission it builds."""
+    project = buildable(repo, work / "project")
+    vendored = vendored_packages(repo)
+    if vendored is not None:
+        install_packages(vendored, out, PACKAGES_DIR)
+    return project
 
 
 def _docs(repo: Path, db: Path, work: Path, out: Path) -> None:

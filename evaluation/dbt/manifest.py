@@ -50,6 +50,7 @@ class DbtManifest(BaseModel):
     models: dict[str, ModelNode]  # by model name
     sources: dict[str, str]  # source unique id -> relation
     seeds: dict[str, str] = {}  # seed unique id -> relation
+    inlined: list[str] = []  # ephemeral models, dissolved into the models that ref them
 
     @cached_property
     def by_id(self) -> dict[str, ModelNode]:
@@ -129,6 +130,7 @@ def assign_layers(manifest: DbtManifest, rules: list[LayerRule]) -> DbtManifest:
         models=models,
         sources=manifest.sources,
         seeds=manifest.seeds,
+        inlined=manifest.inlined,
     )
 
 
@@ -211,6 +213,7 @@ def parse_manifest(data: dict[str, Any]) -> DbtManifest:
             fqn=[str(p) for p in node.get("fqn") or []],
             materialized=str((node.get("config") or {}).get("materialized") or "table"),
         )
+    inlined = sorted(n for n, m in models.items() if m.materialized == "ephemeral")
     models = dissolve_ephemeral(models)
     sources = {uid: s.get("relation_name") or "" for uid, s in data.get("sources", {}).items()}
     seeds = {
@@ -223,6 +226,7 @@ def parse_manifest(data: dict[str, Any]) -> DbtManifest:
         models=models,
         sources=sources,
         seeds=seeds,
+        inlined=inlined,
     )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from benchforge.core.errors import BenchforgeError
 from benchforge.evaluation.dbt.errors import dbt_error_summary
 from benchforge.evaluation.dbt.manifest import DbtManifest, load_manifest
+from benchforge.evaluation.dbt.packages import buildable
 from benchforge.evaluation.dbt.runner import run_dbt
 
 PROJECT_FILE = "dbt_project.yml"
@@ -46,7 +47,8 @@ def parse_project(repo: Path, work: Path, timeout_s: float = 300) -> DbtManifest
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    parsed = run_dbt(repo, work / PARSE_DB, ["parse"], work, timeout_s=timeout_s)
+    project = buildable(repo, work / "project")
+    parsed = run_dbt(project, work / PARSE_DB, ["parse"], work, timeout_s=timeout_s)
     manifest = work / "target" / "manifest.json"
     if not parsed.ok or not manifest.is_file():
         raise DbtProjectError(f"dbt parse of {repo} failed: {dbt_error_summary(parsed)}")

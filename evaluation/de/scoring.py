@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -35,7 +36,7 @@ from pydantic import BaseModel
 
 from benchforge.core.artifacts import LAYOUT
 from benchforge.core.errors import BenchforgeError
-from benchforge.core.records import GOLD_DB
+from benchforge.core.records import GOLD_DB, PACKAGES_DIR
 from benchforge.core.sandbox import Isolation, ProcessBackend, SandboxBackend, default_backend
 from benchforge.core.sql import qualified
 from benchforge.evaluation.dbt.errors import dbt_error_summary
@@ -44,6 +45,12 @@ from benchforge.evaluation.dbt.manifest import (
     ModelNode,
     assign_layers,
     load_manifest,
+)
+from benchforge.evaluation.dbt.packages import (
+    DEFAULT_INSTALL_PATH,
+    PackagesError,
+    install_packages,
+    install_path,
 )
 from benchforge.evaluation.dbt.runner import (
     DbtInvocation,
@@ -248,6 +255,7 @@ def score_candidate(
     if not (candidate / "dbt_project.yml").is_file():
         errors.append(f"{candidate} has no dbt_project.yml")
     else:
+        candidate = _with_gold_packages(candidate, gold_folder, folders)
         build, seconds = _build_end_to_end(
             candidate, gold_folder, dataset_dir, folders, backend, limits, _end_to_end(gold)
         )
@@ -288,6 +296,24 @@ def score_candidate(
         isolation=isolation,
         unsandboxed=unsandboxed,
     )
+
+
+def _with_gold_packages(candidate: Path, gold_folder: Path, folders: ScoringFolders) -> Path:
+    """The candidate as built: itself, or, when the gold uses dbt packages, a copy of it with
+    the gold's vendored packages installed in place of whatever it shipped there (an agent's
+    own ``dbt_packages/`` could hold any macro)."""
+    vendored = gold_folder / PACKAGES_DIR
+    if not vendored.is_dir():
+        return candidate
+    staged = folders.root / "project"
+    skipped = shutil.ignore_patterns("target", "logs", "dbt_packages")
+    shutil.copytree(candidate, staged, symlinks=True, ignore=skipped)
+    try:
+        where = install_path(staged)
+    except PackagesError:
+        where = DEFAULT_INSTALL_PATH  # dbt will say what is wrong with the file
+    install_packages(vendored, staged, where)
+    return staged
 
 
 def _build_end_to_end(

@@ -48,6 +48,13 @@ class TaskGold(BaseModel):
     repo: Path  # the gold repository (v2 for de_evol)
     base_repo: Path  # what a do-nothing agent submits: the skeleton (impl) or v1 (evol)
     scored_nodes: list[str] | None  # None: every node
+    # The gold as a perfect agent submits it (its workspace plus the gold's models), what
+    # verification scores and mutates; None: ``repo`` itself.
+    received: Path | None = None
+
+    @property
+    def submitted(self) -> Path:
+        return self.received or self.repo
 
 
 CACHE_KEY_FILE = ".cache-key"
@@ -275,7 +282,9 @@ def check_gold(
     kept."""
     runs = work / "verify" / task.spec.id
     # kept: they are the oracle's and the null agent's scores of a run on the same data
-    gold_score = _triple(score_task(task, gold.repo, gold, dataset_dir, runs / "gold", reuse=True))
+    gold_score = _triple(
+        score_task(task, gold.submitted, gold, dataset_dir, runs / "gold", reuse=True)
+    )
     empty = score_task(task, gold.base_repo, gold, dataset_dir, runs / "empty", reuse=True)
     empty_score = _triple(empty)
     result = TaskVerification(
@@ -304,7 +313,9 @@ def check_gold(
                     f"(scored: {', '.join(sorted(scored)) or 'none'})"
                 )
                 continue
-            repo = apply_mutation(gold.repo, manifest, mutation, runs / "mutants" / mutation.id)
+            repo = apply_mutation(
+                gold.submitted, manifest, mutation, runs / "mutants" / mutation.id
+            )
             mutant = score_task(task, repo, gold, dataset_dir, runs / mutation.id)
             actual = _triple(mutant)
             predicted = predict(manifest, scoring, mutation.node, scored)

@@ -68,6 +68,7 @@ from benchforge.evaluation.tasks.materials import (
     apply_overlay,
     contract_problems,
     copy_repo,
+    gold_as_received,
     make_skeleton,
 )
 from benchforge.evaluation.tasks.models import (
@@ -402,10 +403,15 @@ class DeImplFamily(DeFamily):
     def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> TaskGold:
         spec = spec_as(task, DeImplTask)
         folder = gold_cache(work / "gold", spec.domain, task.repo, dataset_dir)
-        skeleton = make_skeleton(
-            task.repo, work / "materials" / spec.id / "skeleton", spec.workspace_include
+        materials = work / "materials" / spec.id
+        skeleton = make_skeleton(task.repo, materials / "skeleton", spec.workspace_include)
+        return TaskGold(
+            gold_folder=folder,
+            repo=task.repo,
+            base_repo=skeleton,
+            scored_nodes=None,
+            received=gold_as_received(task.repo, skeleton, materials / "gold"),
         )
-        return TaskGold(gold_folder=folder, repo=task.repo, base_repo=skeleton, scored_nodes=None)
 
     def solution(
         self, task: LoadedTask, work: Path, dataset_dir: Path | None = None

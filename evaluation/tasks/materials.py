@@ -20,8 +20,10 @@ from typing import Any
 
 import yaml
 
+from benchforge.core.errors import BenchforgeError
 from benchforge.core.yamlio import read_yaml
 from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers, load_manifest
+from benchforge.evaluation.dbt.packages import add_packages, install_path
 from benchforge.evaluation.gold import load_gold
 from benchforge.evaluation.tasks.models import LayerRule
 
@@ -29,9 +31,11 @@ _IGNORE = shutil.ignore_patterns("target", "logs", "dbt_packages", "__pycache__"
 
 
 def copy_repo(repo: Path, dest: Path) -> Path:
+    """A copy of the project without build outputs, its dbt packages the vendored ones."""
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(repo, dest, ignore=_IGNORE)
+    add_packages(repo, dest)
     return dest
 
 
@@ -147,7 +151,8 @@ def skeleton_files(repo: Path, include: list[str] | tuple[str, ...] = ()) -> lis
 
 def make_skeleton(repo: Path, dest: Path, include: list[str] | tuple[str, ...] = ()) -> Path:
     """The gold project without its models (:func:`skeleton_files`): source definitions keep
-    their sources only (model entries removed), and an empty folder per model layer."""
+    their sources only (model entries removed), an empty folder per model layer, and the
+    project's dbt packages installed (vendored: the agent builds offline)."""
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
@@ -161,7 +166,59 @@ def make_skeleton(repo: Path, dest: Path, include: list[str] | tuple[str, ...] =
             target.unlink()
     for folder in MODEL_LAYERS:
         (dest / model_paths[0] / folder).mkdir(parents=True, exist_ok=True)
+    add_packages(repo, dest)
+    _refuse_answering_packages(repo, dest, model_paths)
     return dest
+
+
+def gold_as_received(repo: Path, skeleton: Path, dest: Path) -> Path:
+    """The gold as an agent with the perfect answer submits it: the workspace's skeleton plus
+    what it withholds that an agent writes (files under the model, snapshot and test paths,
+    layer macros), never
+    version control or notebooks. Scoring this, not the maintainer's folder, shows the gold
+    builds from what agents are given (its packages, its configuration)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(skeleton, dest)
+    model_paths = _project_paths(repo, "model-paths", "models")
+    macro_paths = _project_paths(repo, "macro-paths", "macros")
+    written = [
+        *model_paths,
+        *_project_paths(repo, "snapshot-paths", "snapshots"),
+        *_project_paths(repo, "test-paths", "tests"),
+        *(f"{m}/{layer}" for m in macro_paths for layer in MODEL_LAYERS),
+    ]
+    for folder in written:
+        for path in sorted((repo / folder).rglob("*")):
+            rel = path.relative_to(repo)
+            if path.is_file() and not _never_shipped(rel):
+                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, dest / rel)
+    return dest
+
+
+class AnsweringPackageError(BenchforgeError):
+    """A dbt package the workspace must ship holds a gold model's SQL."""
+
+
+def _refuse_answering_packages(repo: Path, dest: Path, model_paths: list[str]) -> None:
+    """A package is shipped whole (the build needs it), so one holding a gold model's SQL is
+    an error, never a silent leak."""
+    macro_paths = _project_paths(repo, "macro-paths", "macros")
+    answers = _answer_files(repo, model_paths, macro_paths)
+    folder = dest / install_path(repo)
+    if not answers or not folder.is_dir():
+        return
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or path.suffix.lower() not in (".sql", ".py", ".yml", ".md"):
+            continue
+        text = _tokens(path.read_text(errors="replace"))
+        if any(answer in text for answer in answers):
+            raise AnsweringPackageError(
+                f"the dbt package file {path.relative_to(dest)} contains a gold model's SQL: "
+                f"the de_impl workspace would ship the answer. Remove the package from "
+                f"{repo}/packages.yml or the model from the package"
+            )
 
 
 def _keep_sources(path: Path) -> bool:
@@ -284,6 +341,7 @@ def data_contract(
         "build": build_summary(manifest, raw_manifest, rules),
         "sources": sources,
         "models": models,
+        **({"inlined_ephemeral": manifest.inlined} if manifest.inlined else {}),
         "metrics": (metadata or {}).get("metrics", []),
         "data_quality": (metadata or {}).get("data_quality", []),
     }
@@ -370,7 +428,8 @@ def contract_problems(
     for key, what in (("layer_rules", "scoring.layers"), ("contract_metadata", "its metadata")):
         if recorded.get(key) != now[key]:
             return [f"{contract_path.name} is stale: {what} changed since it was generated"]
-    files = repo_model_names(repo)
+    inlined = contract.get("inlined_ephemeral") or []
+    files = repo_model_names(repo) - {str(n) for n in inlined}
     missing, extra = sorted(files - set(names)), sorted(set(names) - files)
     if missing or extra:
         said = [f"not in the contract: {', '.join(missing)}"] if missing else []

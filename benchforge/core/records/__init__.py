@@ -16,6 +16,7 @@ These are plain pydantic models with no behaviour beyond small derived values, s
 
 from benchforge.core.records.datasets import (
     GOLD_DB,
+    PACKAGES_DIR,
     DatasetRecord,
     GoldBuild,
     ImportStamp,
@@ -36,6 +37,7 @@ from benchforge.core.records.trials import AgentLimits, Step, Termination, Trial
 
 __all__ = [
     "GOLD_DB",
+    "PACKAGES_DIR",
     "AgentLimits",
     "DatasetRecord",
     "GoldBuild",

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 GOLD_DB = "gold.duckdb"
+PACKAGES_DIR = "dbt_packages"  # a gold build's vendored dbt packages (when its project has any)
 
 Origin = Literal["synthesized", "imported", "released"]
 
