@@ -29,7 +29,9 @@ verify PATH     gold = 100/100/100, do-nothing = 0, mutations = predicted;
                 judged: reference >= 90, empty 0, wrong anchors lose their items
 prepare PATH    da_open tasks: evaluate the anchors on a dataset (--seed, --scale)
                 and write the rubric with the values substituted (--out)
-catalogue PATH  an HTML page of the tasks with each agent's latest results"""
+catalogue PATH  an HTML page of the tasks with each agent's latest results
+workspace PATH --out DIR
+                the files an agent receives for one task (its workspace), to inspect"""
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -85,6 +87,12 @@ def add_parser(sub: Subparsers) -> None:
     prepare_parser.add_argument("--out", default="out/prepared", help="where rubrics are written")
     prepare_parser.set_defaults(func=task_command)
     _catalogue_parser(actions)
+    workspace_parser = actions.add_parser(
+        "workspace", help="write the workspace an agent receives for a task"
+    )
+    workspace_parser.add_argument("path", help="a task folder (task_specs/<suite>/<id>)")
+    workspace_parser.add_argument("--out", required=True, help="an empty or new folder")
+    workspace_parser.set_defaults(func=task_command)
 
 
 def _path(parser: argparse.ArgumentParser) -> None:
@@ -173,6 +181,7 @@ def task_command(args: argparse.Namespace) -> int:
         "verify": verify,
         "new": new,
         "base-version": base_version,
+        "workspace": workspace,
     }
     return commands[args.action](args)
 
@@ -182,6 +191,27 @@ def _scratch() -> Path:
     from benchforge.harness.sandbox_policy import work_root
 
     return work_root(load_settings())
+
+
+def workspace(args: argparse.Namespace) -> int:
+    """Materializes the task's workspace as the harness does for a trial (without the
+    agent's dbt profile), so a maintainer sees exactly what an agent is given."""
+    from benchforge.core.errors import ConfigError
+    from benchforge.evaluation.families import workspace as materialize
+    from benchforge.evaluation.tasks import load_tasks
+
+    tasks = load_tasks(_tasks_root(args.path))
+    if len(tasks) != 1:
+        raise ConfigError(f"{args.path} holds {len(tasks)} tasks: name one task folder")
+    out = Path(args.out)
+    if out.exists() and any(out.iterdir()):
+        raise ConfigError(f"{out} is not empty: the workspace goes into a new or empty folder")
+    materialize(tasks[0], out)
+    files = sorted(p for p in out.rglob("*") if p.is_file())
+    print(f"workspace of {tasks[0].key}: {len(files)} files in {out}")
+    for path in files:
+        print(f"  {path.relative_to(out).as_posix()}")
+    return 0
 
 
 def validate(args: argparse.Namespace) -> int:

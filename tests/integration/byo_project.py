@@ -1,8 +1,10 @@
 """A maintainer's own material, as the README walkthrough "Bring your own dbt project" assumes
 it: a folder of CSV exports (``shop_data/``), a dbt-duckdb project (``shop_dbt/``) that was
 written for its authors' laptops (its own profile name and ``profiles.yml``, a seed, marts
-under ``models/reporting/`` rather than ``models/marts/``), the files of a change (``shop_v2/``,
-``change_request.md``) and a few mutations (``shop_mutations.yaml``).
+under ``models/reporting/`` rather than ``models/marts/``, staging models as views, an
+ephemeral model, a local package of shared macros in ``shop_macros/`` it never installed, the
+notebook the models were drafted in, and its git history), the files of a change
+(``shop_v2/``, ``change_request.md``) and a few mutations (``shop_mutations.yaml``).
 
 The data is a deterministic function of the row number, so the gold numbers are the same on
 every machine."""
@@ -10,6 +12,8 @@ every machine."""
 from __future__ import annotations
 
 import csv
+import json
+import subprocess
 from datetime import date, timedelta
 from pathlib import Path
 from textwrap import dedent
@@ -20,10 +24,61 @@ CATEGORIES = ["books", "games", "garden", "kitchen"]
 
 def write_shop(root: Path) -> None:
     _data(root / "shop_data")
+    _macros_package(root / "shop_macros")
     _project(root / "shop_dbt")
+    _notebook(root / "shop_dbt")
     _change(root)
     _mutations(root / "shop_mutations.yaml")
     _evol_mutations(root / "shop_evol_mutations.yaml")
+    _commit(root / "shop_dbt")
+
+
+def _commit(repo: Path) -> None:
+    """The project as a git checkout: its history holds every model (``git checkout HEAD --
+    models/`` would restore the gold)."""
+    git = ["git", "-c", "user.name=Ann", "-c", "user.email=ann@example.com", "-C", str(repo)]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "shop models"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+
+
+def _macros_package(folder: Path) -> None:
+    """The team's shared macros, a local dbt package the project installs (``packages.yml``)."""
+    _write(
+        folder / "dbt_project.yml",
+        """
+        name: shop_macros
+        version: "1.0.0"
+        config-version: 2
+        """,
+    )
+    _write(
+        folder / "macros" / "safe_divide.sql",
+        """
+        {% macro safe_divide(numerator, denominator) -%}
+            case when {{ denominator }} = 0 then null else {{ numerator }} / {{ denominator }} end
+        {%- endmacro %}
+        """,
+    )
+
+
+def _notebook(repo: Path) -> None:
+    """The notebook the models were drafted in: a ``%%writefile`` cell per reporting model."""
+    cells = []
+    for model in sorted((repo / "models" / "reporting").glob("*.sql")):
+        source = f"%%writefile models/reporting/{model.name}\n" + model.read_text()
+        cells.append(
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": source.splitlines(keepends=True),
+            }
+        )
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = repo / "notebooks" / "draft_models.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(notebook, indent=1))
 
 
 def _write(path: Path, text: str) -> None:
@@ -55,8 +110,8 @@ def _data(folder: Path) -> None:
             p,
             f"Product {p:02d}",
             CATEGORIES[p % 4],
-            round(4.5 + 1.25 * p, 2),
-            round(2.0 + 0.5 * p, 2),
+            round(4.99 + 1.37 * p, 2),
+            round(2.03 + 0.61 * p, 2),
         ]
         for p in range(1, 21)
     ]
@@ -90,6 +145,15 @@ def _project(repo: Path) -> None:
         models:
           shop:
             +materialized: table
+            staging:
+              +materialized: view
+        """,
+    )
+    _write(
+        repo / "packages.yml",
+        """
+        packages:
+          - local: ../shop_macros
         """,
     )
     # The authors' own profile: a database in the working directory. Benchforge never uses it.
@@ -159,6 +223,15 @@ def _project(repo: Path) -> None:
         """,
     )
     _write(
+        repo / "models" / "intermediate" / "int_customer_regions.sql",
+        """
+        {{ config(materialized='ephemeral') }}
+        select c.customer_id, c.name, c.country, r.region
+        from {{ ref('stg_customers') }} c
+        left join {{ ref('country_regions') }} r on r.country = c.country
+        """,
+    )
+    _write(
         repo / "models" / "reporting" / "fct_monthly_revenue.sql",
         """
         select date_trunc('month', t.ordered_on) as month, r.region,
@@ -173,10 +246,11 @@ def _project(repo: Path) -> None:
     _write(
         repo / "models" / "reporting" / "dim_customers.sql",
         """
-        select c.customer_id, c.name, c.country, r.region,
-               count(t.order_id) as orders, coalesce(sum(t.revenue), 0) as lifetime_revenue
-        from {{ ref('stg_customers') }} c
-        left join {{ ref('country_regions') }} r on r.country = c.country
+        select c.customer_id, c.name, c.country, c.region,
+               count(t.order_id) as orders, coalesce(sum(t.revenue), 0) as lifetime_revenue,
+               round({{ shop_macros.safe_divide('sum(t.revenue)', 'count(t.order_id)') }}, 2)
+                   as avg_order_revenue
+        from {{ ref('int_customer_regions') }} c
         left join {{ ref('int_order_totals') }} t on t.customer_id = c.customer_id
         group by all
         """,
@@ -286,3 +360,77 @@ def _evol_mutations(path: Path) -> None:
                 replace: "where o.status <> 'cancelled'"
         """,
     )
+
+
+def write_other_plan(repo: Path) -> None:
+    """A correct implementation of the de_impl task written another way: other joins and
+    aggregation order (so other float summation orders), ``avg`` where the gold divides with
+    the package's macro, tables where the gold has views and an ephemeral model."""
+    models = {
+        "staging/stg_customers.sql": """
+            select customer_id, name, upper(trim(country)) as country,
+                   signup_date::date as signup_date
+            from {{ source('shop', 'customers') }}
+            """,
+        "staging/stg_orders.sql": """
+            select order_id, customer_id, ordered_on::date as ordered_on, status
+            from {{ source('shop', 'orders') }}
+            where status != 'cancelled'
+            """,
+        "staging/stg_order_items.sql": """
+            with prices as (
+                select product_id, price, unit_cost from {{ source('shop', 'products') }}
+            )
+            select i.item_id, i.order_id, i.product_id, i.quantity,
+                   prices.price * i.quantity as revenue, prices.unit_cost * i.quantity as cost
+            from {{ source('shop', 'order_items') }} as i
+            inner join prices on prices.product_id = i.product_id
+            """,
+        "intermediate/int_order_totals.sql": """
+            with per_order as (
+                select order_id, sum(revenue) as revenue, sum(cost) as cost, count(*) as lines
+                from {{ ref('stg_order_items') }}
+                group by order_id
+            )
+            select o.order_id, o.customer_id, o.ordered_on, o.status, p.revenue, p.cost, p.lines
+            from per_order p
+            inner join {{ ref('stg_orders') }} o on o.order_id = p.order_id
+            """,
+        "marts/dim_customers.sql": """
+            with per_customer as (
+                select customer_id, count(*) as orders, sum(revenue) as revenue,
+                       avg(revenue) as avg_revenue
+                from {{ ref('int_order_totals') }}
+                group by customer_id
+            )
+            select c.customer_id, c.name, c.country, r.region,
+                   coalesce(o.orders, 0) as orders, coalesce(o.revenue, 0) as lifetime_revenue,
+                   round(o.avg_revenue, 2) as avg_order_revenue
+            from {{ ref('stg_customers') }} c
+            left join {{ ref('country_regions') }} r on c.country = r.country
+            left join per_customer o on o.customer_id = c.customer_id
+            """,
+        "marts/fct_monthly_revenue.sql": """
+            select date_trunc('month', t.ordered_on) as month, r.region,
+                   sum(case when t.status = 'completed' then t.revenue end) as revenue,
+                   count(*) as orders
+            from {{ ref('int_order_totals') }} t
+            inner join {{ ref('stg_customers') }} c on c.customer_id = t.customer_id
+            inner join {{ ref('country_regions') }} r on r.country = c.country
+            group by 1, 2
+            """,
+    }
+    for rel, sql in models.items():
+        _write(repo / "models" / rel, sql)
+
+
+NO_OP_MUTATION = """
+domain: shop
+mutations:
+  - id: orders-without-null-ids
+    kind: dropped_filter
+    node: stg_orders
+    edits:
+      - find: "where status <> 'cancelled'"
+        replace: "where status <> 'cancelled' and order_id is not null"
+"""
