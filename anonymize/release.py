@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from benchforge.anonymize.policy.check import check_policy
 from benchforge.anonymize.policy.loader import LoadedPolicy
@@ -32,6 +32,7 @@ from benchforge.core.artifacts import LAYOUT
 from benchforge.core.errors import BenchforgeError
 from benchforge.core.progress import ProgressEvent
 from benchforge.core.records import DatasetRecord, ReleaseStamp
+from benchforge.core.source_schemas import add_source_views, read_source_schemas
 
 WAREHOUSE = "warehouse.duckdb"
 PARQUET_DIR = "parquet"
@@ -75,10 +76,23 @@ class ReleaseManifest(BaseModel):
     duckdb_version: str
     tables: dict[str, ReleasedTable]
     transform: TransformManifest
+    source_schemas: list[str] = Field(
+        default_factory=list,
+        description=(
+            "The source's schemas of views over raw, re-created in the release "
+            "(benchforge.core.source_schemas); written only when there are some."
+        ),
+    )
 
     @property
     def total_rows(self) -> int:
         return sum(t.rows for t in self.tables.values())
+
+    def to_json(self) -> str:
+        """``manifest.json``'s text; a release with no source schemas writes no
+        ``source_schemas`` field (its manifest reads as it did before the field existed)."""
+        exclude = None if self.source_schemas else {"source_schemas"}
+        return self.model_dump_json(indent=2, exclude=exclude) + "\n"
 
 
 class StagedRelease(BaseModel):
@@ -119,6 +133,18 @@ def preflight(source_dir: Path, loaded: LoadedPolicy) -> tuple[DatasetRecord, by
     return record, secret
 
 
+def source_schemas(source_dir: Path) -> list[str]:
+    """The schemas of views over ``raw`` the source's ``manifest.json`` lists (an imported
+    dataset's ``--source-schema``, or a release's of one), re-created in the release."""
+    manifest = source_dir / MANIFEST
+    if not manifest.is_file():
+        return []
+    try:
+        return read_source_schemas(manifest)
+    except ValueError as err:
+        raise ReleaseError(str(err)) from None
+
+
 GOLD_PROJECT_FILE = "dbt_project.yml"
 BENCHMARK_SWITCH = "thresholds.require_benchmark"
 
@@ -153,12 +179,20 @@ def stage_release(
 ) -> StagedRelease:
     """Builds the release in ``staging`` (created) and its report; writes no ``dataset.json``."""
     record, secret = preflight(source_dir, loaded)
+    schemas = source_schemas(source_dir)
     seconds: dict[str, float] = {}
     staging.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     transform = anonymize_warehouse(
         source_dir / WAREHOUSE, staging / WAREHOUSE, loaded.policy, secret, on_progress=on_progress
     )
+    try:
+        add_source_views(staging / WAREHOUSE, schemas)
+    except duckdb.Error as err:
+        raise ReleaseError(
+            f"the source's views (source_schemas {schemas} of {source_dir / MANIFEST}) cannot "
+            f"be re-created in the release: {str(err).strip().splitlines()[0]}"
+        ) from None
     seconds["transform"] = time.perf_counter() - started
     started = time.perf_counter()
     tables = export_parquet(staging)
@@ -171,8 +205,9 @@ def stage_release(
         duckdb_version=duckdb.__version__,
         tables=tables,
         transform=transform,
+        source_schemas=schemas,
     )
-    (staging / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n")
+    (staging / MANIFEST).write_text(manifest.to_json())
     started = time.perf_counter()
     with duckdb.connect() as con:
         con.execute(f"ATTACH '{source_dir / WAREHOUSE}' AS src (READ_ONLY)")

@@ -31,6 +31,8 @@ def add_parser(sub: Subparsers) -> None:
             "route: integers BIGINT, decimals and floats DOUBLE, text (and UUID, JSON, enums)\n"
             "VARCHAR, timestamps TIMESTAMP (docs/importing.md); --keep-source-types keeps the\n"
             "source's, --column-types FILE (YAML table: {column: TYPE}) declares some.\n"
+            "--source-schema S (repeatable) adds schema S with a view per table over raw\n"
+            "(S.t = select * from raw.t), for a dbt project whose sources read schema S.\n"
             "Use it in a task spec as\n"
             "  dataset: {domain: NAME, location: OUT}\n"
             "Runs as the Prefect flow 'import-dataset'."
@@ -55,6 +57,13 @@ def add_parser(sub: Subparsers) -> None:
         "--column-types",
         metavar="FILE",
         help="YAML table: {column: TYPE} of declared DuckDB types, applied last",
+    )
+    imp.add_argument(
+        "--source-schema",
+        dest="source_schemas",
+        action="append",
+        metavar="SCHEMA",
+        help="also give every table as a view SCHEMA.table over raw.table (repeatable)",
     )
     imp.add_argument(
         "--no-prefect", action="store_true", help="run the library directly, not as a flow"
@@ -85,6 +94,7 @@ def import_command(args: argparse.Namespace) -> int:
             validate=not args.no_validate,
             keep_source_types=args.keep_source_types,
             column_types=args.column_types,
+            source_schemas=args.source_schemas,
         )
     else:
         use_prefect(args.verbose, has_no_prefect=True)
@@ -101,6 +111,7 @@ def import_command(args: argparse.Namespace) -> int:
             column_types=(
                 str(Path(args.column_types).expanduser().absolute()) if args.column_types else None
             ),
+            source_schemas=args.source_schemas,
         )
     stamp = record.imported
     tables_count = len(record.table_checksums)
@@ -111,6 +122,8 @@ def import_command(args: argparse.Namespace) -> int:
             f"  imported from {stamp.location}"
             + (f" (schema {stamp.db_schema})" if stamp.db_schema else "")
         )
+    if args.source_schemas:
+        print(f"  views over raw in schema {', '.join(args.source_schemas)}")
     if record.validation_success is not None:
         print(f"  Great Expectations: {record.validation_expectations} expectations passed")
     return 0

@@ -22,6 +22,7 @@ from benchforge.synthesis.importer import (
     default_location,
     profile_step,
     resolve_source,
+    source_schema_options,
     stage_import,
     validate_step,
     write_record,
@@ -31,8 +32,10 @@ from benchforge.synthesis.validation import ValidationReport
 
 
 @task(name="load-source")
-def load_task(plan: SourcePlan, target: Target, name: str, types: TypeOptions) -> ImportManifest:
-    return stage_import(plan, target.staging, name, types=types)
+def load_task(
+    plan: SourcePlan, target: Target, name: str, types: TypeOptions, source_schemas: list[str]
+) -> ImportManifest:
+    return stage_import(plan, target.staging, name, types=types, source_schemas=source_schemas)
 
 
 @task(name="validate-dataset")
@@ -63,6 +66,11 @@ def summary(record: DatasetRecord, manifest: ImportManifest) -> str:
         f"- location: `{record.location}`",
         f"- rows: {record.total_rows:,} in {len(manifest.tables)} tables",
         f"- Great Expectations: {checks}",
+        *(
+            [f"- source schemas (views over raw): {', '.join(manifest.source_schemas)}"]
+            if manifest.source_schemas
+            else []
+        ),
         "",
         "| table | from | rows | columns |",
         "|---|---|---|---|",
@@ -82,6 +90,7 @@ def import_dataset(
     run_validation: bool = True,
     keep_source_types: bool = False,
     column_types: str | None = None,
+    source_schemas: list[str] | None = None,
 ) -> DatasetRecord:
     """Imports ``source`` as the dataset ``name`` and publishes it to ``out``.
 
@@ -102,14 +111,17 @@ def import_dataset(
             canonical types every route agrees on (BIGINT, DOUBLE, VARCHAR, ...).
         column_types: a YAML file ``table: {column: TYPE}`` of declared DuckDB types,
             applied after the canonical mapping and recorded in the manifest and profile.
+        source_schemas: schemas that get one view per table over raw (``S.t`` = ``select *
+            from raw.t``), for dbt sources that read another schema; listed in the manifest.
     """
     logger = get_run_logger()
     check_name(name)
-    types = type_options(keep_source_types, column_types)  # all fail before writing
+    schemas = source_schema_options(source_schemas)  # all fail before writing
+    types = type_options(keep_source_types, column_types)
     plan = resolve_source(source, db_schema=db_schema, tables=tables)
     check_declared_tables(types, [t.name for t in plan.tables])
     with staged(out or default_location(name)) as target:
-        manifest = load_task(plan, target, name, types)
+        manifest = load_task(plan, target, name, types, schemas)
         logger.info("loaded %s rows of %d tables", f"{manifest.total_rows:,}", len(plan.tables))
         report = validate_task(target, name) if run_validation else None
         if report is not None:

@@ -3,8 +3,9 @@ publish atomically, the same steps and layout as a synthesized dataset
 (:mod:`benchforge.synthesis.dataset`), so every consumer of datasets takes an imported one.
 
 A dataset folder (or ``s3://`` prefix) holds ``warehouse.duckdb`` (every table in schema
-``raw``), ``parquet/<table>.parquet``, ``manifest.json`` (:class:`ImportManifest`: rows,
-columns and the sha256 of each Parquet file), ``validation/`` (the profile-derived
+``raw``; with ``source_schemas``, a view per table in each of those schemas),
+``parquet/<table>.parquet``, ``manifest.json`` (:class:`ImportManifest`: rows, columns, the
+sha256 of each Parquet file, the source schemas), ``validation/`` (the profile-derived
 expectations, their results and Great Expectations Data Docs) and ``dataset.json``
 (:class:`~benchforge.core.records.DatasetRecord`, origin ``imported``), written last. Every
 step works in a hidden staging folder that :func:`~benchforge.core.publish.publish` moves into
@@ -17,17 +18,18 @@ import hashlib
 import json
 import re
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import duckdb
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from benchforge.core.artifacts import LAYOUT
 from benchforge.core.publish import Target
 from benchforge.core.records import DatasetRecord, ImportStamp
 from benchforge.core.settings import BenchforgeSettings, load_settings
+from benchforge.core.source_schemas import add_source_views, check_source_schemas
 from benchforge.core.sql import literal, quote
 from benchforge.synthesis.dataset import publish_dataset, stage_record, staged
 from benchforge.synthesis.engine import MANIFEST, PARQUET_DIR, WAREHOUSE, TableSummary
@@ -36,6 +38,7 @@ from benchforge.synthesis.importer.sources import (
     RAW,
     DatasetImportError,
     SourcePlan,
+    first_line,
     load_duckdb,
     load_files,
     resolve_source,
@@ -72,6 +75,18 @@ class ImportManifest(BaseModel):
         default_factory=ImportTypes,
         description="How the columns were typed: canonical mapping, declarations, changes.",
     )
+    source_schemas: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Schemas of the warehouse with one view per table over raw "
+            "(benchforge.core.source_schemas); not tables: no Parquet, no profile."
+        ),
+    )
+
+    @field_validator("source_schemas")
+    @classmethod
+    def _valid_schemas(cls, value: list[str]) -> list[str]:
+        return check_source_schemas(value)
 
     @property
     def total_rows(self) -> int:
@@ -94,18 +109,29 @@ def default_location(name: str, settings: BenchforgeSettings | None = None) -> s
     return f"{root}/{LAYOUT.imported_dataset(check_name(name))}"
 
 
+def source_schema_options(schemas: Iterable[str] | None) -> list[str]:
+    """The ``--source-schema`` values of an import, checked before anything is written
+    (:func:`~benchforge.core.source_schemas.check_source_schemas`)."""
+    try:
+        return check_source_schemas(schemas or [])
+    except ValueError as err:
+        raise DatasetImportError(f"--source-schema: {err}") from None
+
+
 def stage_import(
     plan: SourcePlan,
     staging: Path,
     name: str,
     *,
     types: TypeOptions | None = None,
+    source_schemas: Sequence[str] = (),
     memory_limit: str = "1GB",
     on_table: TableLoaded | None = None,
 ) -> ImportManifest:
     """Loads the plan's tables into ``staging/warehouse.duckdb`` (schema ``raw``), types their
     columns (:mod:`.types`: canonical types unless ``types`` keeps the source's, then the
-    declared ones), exports ``parquet/`` and writes ``manifest.json``. ``staging`` must be
+    declared ones), exports ``parquet/``, adds a view per table in each of ``source_schemas``
+    (:mod:`benchforge.core.source_schemas`) and writes ``manifest.json``. ``staging`` must be
     empty or absent."""
     from benchforge.synthesis.importer.postgres import load_postgres
 
@@ -114,6 +140,7 @@ def stage_import(
         raise DatasetImportError(f"{staging} is not empty")
     report = on_table or (lambda _t, _n: None)
     types = types or TypeOptions()
+    schemas = source_schema_options(source_schemas)
     work = staging / WORK_DB
     con = duckdb.connect(str(work))
     try:
@@ -136,12 +163,19 @@ def stage_import(
         work.unlink(missing_ok=True)
         Path(f"{work}.wal").unlink(missing_ok=True)
         shutil.rmtree(staging / SPILL_DIR, ignore_errors=True)
+    try:
+        add_source_views(staging / WAREHOUSE, schemas, list(tables))
+    except duckdb.Error as err:
+        raise DatasetImportError(
+            f"--source-schema: the views cannot be created: {first_line(err)}"
+        ) from None
     manifest = ImportManifest(
         domain=name,
         source=plan.stamp(),
         duckdb_version=str(version[0]) if version else "unknown",
         tables=tables,
         types=typed,
+        source_schemas=schemas,
     )
     (staging / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n")
     return manifest
@@ -227,6 +261,7 @@ def import_dataset(
     validate: bool = True,
     keep_source_types: bool = False,
     column_types: str | Path | None = None,
+    source_schemas: Iterable[str] | None = None,
     settings: BenchforgeSettings | None = None,
     on_table: TableLoaded | None = None,
 ) -> DatasetRecord:
@@ -235,14 +270,24 @@ def import_dataset(
     :func:`default_location`). ``db_schema``: the database schema to import (DuckDB: ``raw``
     if it exists, else ``main``; PostgreSQL: ``public``); ``tables``: only these;
     ``keep_source_types``: no canonical type mapping; ``column_types``: a declaration file
-    (YAML ``table: {column: TYPE}``), applied last (see :mod:`.types`)."""
+    (YAML ``table: {column: TYPE}``), applied last (see :mod:`.types`); ``source_schemas``:
+    schemas that get a view per table over ``raw`` (for dbt sources that read another schema,
+    see :mod:`benchforge.core.source_schemas`)."""
     settings = settings or load_settings()
     check_name(name)
+    schemas = source_schema_options(source_schemas)
     types = type_options(keep_source_types, column_types)
     plan = resolve_source(source, db_schema=db_schema, tables=tables)
     check_declared_tables(types, [t.name for t in plan.tables])
     with staged(out or default_location(name, settings)) as target:
-        stage_import(plan, target.staging, name, types=types, on_table=on_table)
+        stage_import(
+            plan,
+            target.staging,
+            name,
+            types=types,
+            source_schemas=schemas,
+            on_table=on_table,
+        )
         report = None
         if validate:
             report = validate_step(target.staging, profile_step(target.staging, name))

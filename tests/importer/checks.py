@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
@@ -19,10 +20,14 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def assert_dataset(folder: Path, name: str, rows: dict[str, int]) -> DatasetRecord:
+def assert_dataset(
+    folder: Path, name: str, rows: dict[str, int], source_schemas: Sequence[str] = ()
+) -> DatasetRecord:
     """``folder`` is a complete imported dataset of ``rows`` (table -> row count): warehouse
-    tables in schema raw, Parquet holding the same rows, manifest and record checksums that
-    match the files, ``dataset.json`` written last and read by every consumer."""
+    tables in schema raw (and a view per table in each of ``source_schemas``, listed in the
+    manifest; no Parquet or checksum of their own), Parquet holding the same rows, manifest
+    and record checksums that match the files, ``dataset.json`` written last and read by
+    every consumer."""
     record = DatasetRecord.model_validate_json((folder / "dataset.json").read_text())
     assert record.origin == "imported" and record.domain == name
     assert record.seed is None and record.scale is None and record.imported is not None
@@ -32,14 +37,18 @@ def assert_dataset(folder: Path, name: str, rows: dict[str, int]) -> DatasetReco
     assert sorted(p.stem for p in (folder / "parquet").iterdir()) == sorted(rows)
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["kind"] == "imported" and manifest["domain"] == name
+    assert manifest["source_schemas"] == list(source_schemas)
     assert {t: (v["rows"], v["parquet_sha256"]) for t, v in manifest["tables"].items()} == {
         t: (n, hashes[t]) for t, n in rows.items()
     }
     with duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True) as con:
         found = con.execute(
-            "SELECT table_schema, table_name FROM information_schema.tables ORDER BY 2"
+            "SELECT table_type, table_schema, table_name FROM information_schema.tables "
+            "ORDER BY 1, 2, 3"
         ).fetchall()
-        assert found == [("raw", t) for t in sorted(rows)]
+        assert found == [("BASE TABLE", "raw", t) for t in sorted(rows)] + [
+            ("VIEW", s, t) for s in sorted(source_schemas) for t in sorted(rows)
+        ]
         for table, n in rows.items():
             parquet = str(folder / "parquet" / f"{table}.parquet")
             differ = con.execute(
