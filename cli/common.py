@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from benchforge.core.errors import BenchforgeError, ConfigError
@@ -11,6 +12,7 @@ from benchforge.core.errors import BenchforgeError, ConfigError
 if TYPE_CHECKING:
     from benchforge.core.records import AgentLimits
     from benchforge.flows.runs import RunSummary
+    from benchforge.harness.infra_errors import InfraErrorTally
 
 Subparsers = argparse._SubParsersAction  # what each stage module's add_parser(sub) receives
 
@@ -77,6 +79,60 @@ def print_run(summary: RunSummary) -> None:
         print(f"  sandbox note: {note}")
     if summary.mock_llm:
         print("  LLM: the Benchforge mock server (scripted replies, not a real model)")
+    print_infra_errors(summary.infra)
+
+
+def add_infra_share_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-infra-error-share",
+        type=float,
+        metavar="SHARE",
+        help="exit 3 (the flow run FAILED, every result kept) when more than this share of "
+        "the run's trials are infrastructure errors, or all of them (default: the "
+        "max_infra_error_share setting, 0.2)",
+    )
+
+
+def print_infra_errors(tally: InfraErrorTally) -> None:
+    """The run's infrastructure errors (all its trials, not only those run now), by reason."""
+    if not tally.infra_errors:
+        return
+    print(f"  {tally.line()}, by reason:")
+    for line in tally.reason_lines():
+        print(f"    {line}")
+
+
+def infra_exit(tallies: list[InfraErrorTally], max_share: float | None) -> int:
+    """The command's exit status once its summary is printed, by the rule its flows applied
+    (:mod:`benchforge.harness.infra_errors`): 3, with one line on stderr per failing run, when a
+    run is past its share of infrastructure errors; else 0, saying so when there were some."""
+    from benchforge.core.settings import load_settings
+    from benchforge.harness.infra_errors import EXIT_INFRA_ERRORS
+
+    share = load_settings().max_infra_error_share if max_share is None else max_share
+    failing = [t for t in tallies if t.exceeds(share)]
+    for tally in failing:
+        print(
+            f"benchforge: error: {tally.line()}: more than the {share:.0%} allowed "
+            "(--max-infra-error-share), or every trial; its flow runs are FAILED, results "
+            "kept: fix the cause and rerun with the same run id to run those trials again",
+            file=sys.stderr,
+        )
+    if failing:
+        return EXIT_INFRA_ERRORS
+    for tally in tallies:
+        if tally.infra_errors:
+            print(
+                f"  run {tally.run_id}: {tally.share:.0%} infrastructure errors, within the "
+                f"{share:.0%} allowed (--max-infra-error-share): exit 0"
+            )
+    return 0
+
+
+def check_share(share: float | None) -> None:
+    """``--max-infra-error-share`` is a share: refused before any work when it is not."""
+    if share is not None and not 0 <= share <= 1:
+        raise BenchforgeError(f"--max-infra-error-share must be between 0 and 1, not {share}")
 
 
 def latest_run_id() -> str:

@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from benchforge.cli.common import (
     Subparsers,
+    add_infra_share_argument,
+    check_share,
+    infra_exit,
     parse_datasets,
     preflight,
     print_run,
@@ -45,6 +49,7 @@ def add_parser(sub: Subparsers) -> None:
         action="append",
         help="judged analysis suites run as RUN-da (default: da-crm; 'none' for none)",
     )
+    add_infra_share_argument(nightly)
     nightly.set_defaults(func=nightly_command)
 
 
@@ -54,6 +59,9 @@ def nightly_command(args: argparse.Namespace) -> int:
     from benchforge.core.settings import load_settings
     from benchforge.flows.defaults import NIGHTLY_AGENTS, NIGHTLY_SUITES, nightly_models
 
+    check_share(args.max_infra_error_share)
+    if args.max_infra_error_share is not None:  # the flow and its subflows read the setting
+        os.environ["BENCHFORGE_MAX_INFRA_ERROR_SHARE"] = str(args.max_infra_error_share)
     models = args.model or nightly_models(load_settings().openai_api_key is not None)
     preflight(
         "task_specs",
@@ -67,9 +75,10 @@ def nightly_command(args: argparse.Namespace) -> int:
     from benchforge.core.progress import listening
     from benchforge.core.progress_bar import TrialProgress
     from benchforge.flows.nightly import nightly
+    from benchforge.harness.infra_errors import kept, run_tallies
 
     with TrialProgress("nightly") as bar, listening(bar.update):
-        result = nightly(
+        result = kept(nightly)(
             run_date=date.fromisoformat(args.date) if args.date else None,
             suites=args.suite or None,
             agents=args.agent or None,
@@ -102,7 +111,7 @@ def nightly_command(args: argparse.Namespace) -> int:
         print(judged.report.markdown)
         for name, uri in sorted(judged.report.uris.items()):
             print(f"saved {name}: {uri}")
-    return 0
+    return infra_exit(run_tallies(result), args.max_infra_error_share)
 
 
 def _da_suites(given: list[str] | None) -> list[str] | None:

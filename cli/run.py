@@ -9,10 +9,14 @@ from typing import TYPE_CHECKING
 
 from benchforge.cli.common import (
     Subparsers,
+    add_infra_share_argument,
+    check_share,
+    infra_exit,
     latest_run_id,
     parse_datasets,
     parse_limits,
     preflight,
+    print_infra_errors,
     print_run,
 )
 from benchforge.cli.prefect_server import flow_only, use_prefect
@@ -61,6 +65,7 @@ def add_parser(sub: Subparsers) -> None:
     run.add_argument("--action-timeout-s", type=float, help="per tool call (default 120)")
     run.add_argument("--wall-s", type=float, help="per trial (default 1800)")
     run.add_argument("--no-score", action="store_true", help="do not score after running")
+    add_infra_share_argument(run)
     add_visible_scores_argument(run)
     add_judge_arguments(run)
     run.set_defaults(func=run_command)
@@ -88,6 +93,7 @@ def add_parser(sub: Subparsers) -> None:
         "differing columns only; held-out rows stay held out)",
     )
     score_run.add_argument("--workers", type=int, default=2)
+    add_infra_share_argument(score_run)
     add_visible_scores_argument(score_run)
     add_judge_arguments(score_run)
     score_run.set_defaults(func=score_run_command)
@@ -128,6 +134,7 @@ def run_command(args: argparse.Namespace) -> int:
     from benchforge.core.settings import load_settings
     from benchforge.harness.preflight import resolve_models
 
+    check_share(args.max_infra_error_share)
     has_key = load_settings().openai_api_key is not None
     args.model = resolve_models(args.agent, args.model or [], has_key)
     preflight(
@@ -142,9 +149,11 @@ def run_command(args: argparse.Namespace) -> int:
     from benchforge.core.progress import listening
     from benchforge.core.progress_bar import TrialProgress
     from benchforge.flows.runs import run_suite, score_run
+    from benchforge.harness.infra_errors import kept
 
+    share = args.max_infra_error_share
     with TrialProgress("trials") as bar, listening(bar.update):
-        summary = run_suite(
+        summary = kept(run_suite)(
             suites=args.suite,
             agents=args.agent,
             models=args.model or [],
@@ -160,16 +169,18 @@ def run_command(args: argparse.Namespace) -> int:
             limits=parse_limits(args),
             datasets=parse_datasets(args.dataset),
             dask=args.dask,
+            max_infra_error_share=share,
         )
     print_run(summary)
     if not args.no_score:
         with TrialProgress("scoring") as bar, listening(bar.update):
-            scores = score_run(
+            scores = kept(score_run)(
                 run_id=summary.run_id,
                 workers=args.workers,
                 judge_model=args.judge_model,
                 judge=judge_settings(args),
                 visible_scores=args.visible_scores,
+                max_infra_error_share=share,
             )
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
         print(
@@ -179,18 +190,20 @@ def run_command(args: argparse.Namespace) -> int:
         if scores.judge is not None:
             print(f"  {scores.judge.line()}")
         print_scoring_errors(scores)
-    return 0
+    return infra_exit([summary.infra], share)
 
 
 def score_run_command(args: argparse.Namespace) -> int:
+    check_share(args.max_infra_error_share)
     use_prefect(args.verbose)
     from benchforge.core.progress import listening
     from benchforge.core.progress_bar import TrialProgress
     from benchforge.flows.runs import score_run
+    from benchforge.harness.infra_errors import kept
 
     run_id = args.run_id or latest_run_id()
     with TrialProgress("scoring") as bar, listening(bar.update):
-        scores = score_run(
+        scores = kept(score_run)(
             run_id=run_id,
             rescore=args.rescore,
             workers=args.workers,
@@ -198,6 +211,7 @@ def score_run_command(args: argparse.Namespace) -> int:
             judge=judge_settings(args),
             show_heldout_examples=args.show_heldout_examples,
             visible_scores=args.visible_scores,
+            max_infra_error_share=args.max_infra_error_share,
         )
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
     print(
@@ -207,7 +221,8 @@ def score_run_command(args: argparse.Namespace) -> int:
     if scores.judge is not None:
         print(f"  {scores.judge.line()}")
     print_scoring_errors(scores)
-    return 0
+    print_infra_errors(scores.infra)
+    return infra_exit([scores.infra], args.max_infra_error_share)
 
 
 def print_scoring_errors(scores: ScoreSummary) -> None:

@@ -36,6 +36,7 @@ from benchforge.flows.runs import RunId, RunSummary, ScoreSummary, run_suite, sc
 from benchforge.flows.verify import verify_tasks
 from benchforge.harness.datasets import datasets_by_domain
 from benchforge.harness.identity import check_rerun, run_identity
+from benchforge.harness.infra_errors import fail_on_infra_errors, kept
 from benchforge.harness.preflight import check_request
 from benchforge.harness.sandbox_policy import work_root
 from benchforge.harness.store import RunStore
@@ -208,7 +209,7 @@ def nightly(
                     datasets=overrides,
                 )
             )
-    summary = run_suite(
+    summary = kept(run_suite)(
         suites=suites,
         agents=agents,
         models=models,
@@ -218,7 +219,7 @@ def nightly(
         limits=limits,
         datasets=overrides,
     )
-    scores = score_run(run_id=run_id, visible_scores=visible_scores)
+    scores = kept(score_run)(run_id=run_id, visible_scores=visible_scores)
     board = publish_report(run_id)
     calibration = None
     if calibration_cases and calibration_labels:
@@ -251,7 +252,7 @@ def nightly(
         summary.trials,
         board.uris.get("leaderboard.html"),
     )
-    return NightlyResult(
+    result = NightlyResult(
         run_id=run_id,
         run_date=run_date,
         datasets=by_domain,
@@ -263,6 +264,7 @@ def nightly(
         judged=judged,
         calibration=calibration,
     )
+    return fail_on_infra_errors(result)  # FAILED past max_infra_error_share, all written
 
 
 def _judged_run(
@@ -293,7 +295,7 @@ def _judged_run(
                     datasets=overrides,
                 )
             )
-    summary = run_suite(
+    summary = kept(run_suite)(
         suites=suites,
         agents=agents,
         models=models,
@@ -303,7 +305,7 @@ def _judged_run(
         limits=limits,
         datasets=overrides,
     )
-    scores = score_run(run_id=run_id)
+    scores = kept(score_run)(run_id=run_id)
     return JudgedNightly(
         run_id=run_id,
         verified_tasks=verified,

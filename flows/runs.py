@@ -45,6 +45,7 @@ from benchforge.flows.datasets import resolve_datasets, resolve_heldout
 from benchforge.harness.chunk import ChunkJob, execute_chunk
 from benchforge.harness.endpoints import llm_configs, llm_endpoint, uses_mock
 from benchforge.harness.identity import check_rerun, run_identity
+from benchforge.harness.infra_errors import InfraErrorTally, check_infra_errors, tally_infra_errors
 from benchforge.harness.judging import JudgeUsage, judge_session
 from benchforge.harness.matrix import chunked, expand
 from benchforge.harness.models import ChunkSummary, TrialPlan
@@ -69,6 +70,10 @@ class RunSummary(BaseModel):
     mock_llm: bool
     isolation: Isolation
     terminations: dict[str, int] = Field(default_factory=dict)
+    infra: InfraErrorTally = Field(
+        description="infrastructure errors among all the run's finished trials, by reason "
+        "(infra_errors counts those of the trials run now)"
+    )
 
 
 class ChunkScores(BaseModel):
@@ -90,6 +95,7 @@ class ScoreSummary(BaseModel):
         description="trial slug -> why scoring it raised (type: message, truncated); these "
         "trials are listed apart on the leaderboard and scored again by the next score_run",
     )
+    infra: InfraErrorTally = Field(description="infrastructure errors among its finished trials")
 
 
 @task(name="trial-chunk", cache_policy=NO_CACHE)
@@ -157,6 +163,11 @@ def _dask_workers(dask: str | None, workers: int) -> int:
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,119}$"
 RunId = Annotated[str, Field(pattern=RUN_ID_PATTERN)]
 AtLeastOne = Annotated[int, Field(ge=1)]
+Share = Annotated[float, Field(ge=0, le=1)]
+
+
+def _max_share(given: float | None) -> float:
+    return load_settings().max_infra_error_share if given is None else given
 
 
 def _run_flow_name() -> str:
@@ -184,6 +195,7 @@ def run_suite(
     retry_infra_errors: bool = True,
     llm: LlmOptions | None = None,
     heldout: bool = True,
+    max_infra_error_share: Share | None = None,
 ) -> RunSummary:
     """Runs every (task, agent, model, epoch) of ``suites`` not already done in ``run_id``.
 
@@ -214,6 +226,9 @@ def run_suite(
         llm: the model client's timeout, retries, backoff and rate.
         heldout: score DE trials on a held-out seed the agents never see (visible-seed
             scores beside it).
+        max_infra_error_share: the flow run ends FAILED (after storing every trial) when
+            more than this share of the run's trials are infrastructure errors, or all of them;
+            default the max_infra_error_share setting (0.2).
     """
     logger = get_run_logger()
     t0 = time.monotonic()
@@ -308,7 +323,8 @@ def run_suite(
                     summary = summary.merge(part)
         # Every trial is stored: drop the task templates and any workspace a crash left.
         shutil.rmtree(Path(job.scratch) / run_id, ignore_errors=True)
-    return RunSummary(
+    infra = tally_infra_errors(run, [p.key.slug for p in plans])
+    result = RunSummary(
         run_id=run_id,
         uri=run.uri(),
         trials=len(plans),
@@ -321,7 +337,10 @@ def run_suite(
         mock_llm=use_mock,
         isolation=default_backend().isolation(),
         terminations=summary.terminations,
+        infra=infra,
     )
+    check_infra_errors([infra], _max_share(max_infra_error_share), result)
+    return result
 
 
 @task(name="score-chunk", cache_policy=NO_CACHE)
@@ -407,6 +426,7 @@ def score_run(
     judge: JudgeSettings | None = None,
     show_heldout_examples: bool = False,
     visible_scores: bool = False,
+    max_infra_error_share: Share | None = None,
 ) -> ScoreSummary:
     """Scores the finished trials of ``run_id`` that have no score yet or a scoring error
     (all with ``rescore``), without re-running any agent. Every execution of candidate code
@@ -434,6 +454,9 @@ def score_run(
             dataset (the ``<metric>_visible`` columns, which show answers fitted to the data
             the agent saw). Off by default: the held-out score is the score, and the visible
             one costs a second scoring and gold build per trial.
+        max_infra_error_share: the flow run ends FAILED (after storing every score) when more
+            than this share of the run's finished trials are infrastructure errors, or all of
+            them; default the max_infra_error_share setting (0.2).
     """
     logger = get_run_logger()
     t0 = time.monotonic()
@@ -492,7 +515,8 @@ def score_run(
                 len(errors),
                 ", ".join(sorted(errors)),
             )
-    return ScoreSummary(
+    infra = tally_infra_errors(run, finished)
+    result = ScoreSummary(
         run_id=run_id,
         scored=len(todo),
         skipped=len(finished) - len(todo),
@@ -500,7 +524,10 @@ def score_run(
         seconds=time.monotonic() - t0,
         judge=usage,
         scoring_errors=dict(sorted(errors.items())),
+        infra=infra,
     )
+    check_infra_errors([infra], _max_share(max_infra_error_share), result)
+    return result
 
 
 def _judged(run: RunStore, slugs: list[str]) -> bool:

@@ -57,6 +57,10 @@ class RunStore:
     def finished_slugs(self) -> set[str]:
         return set(self.trial_states())
 
+    def infra_error(self, slug: str) -> str:
+        """Why the trial ended in an infrastructure error (its marker's text)."""
+        return self.store.get_bytes(LAYOUT.trial_infra_marker(self.run_id, slug)).decode()
+
     def write_submission(self, slug: str, archive: bytes) -> str:
         key = LAYOUT.trial_submission(self.run_id, slug)
         self.store.put_bytes(key, archive)

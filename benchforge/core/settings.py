@@ -15,9 +15,9 @@ import os
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
-from pydantic import SecretStr, TypeAdapter, ValidationError
+from pydantic import Field, SecretStr, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -64,6 +64,11 @@ class BenchforgeSettings(BaseSettings):
     here (``BENCHFORGE_SANDBOX_ALLOWED_READ_ONLY='["/opt/agent"]'``), never by an agent
     config. A requested path passes when it is one of these or lies inside one (after
     resolving symlinks and ``..``)."""
+    max_infra_error_share: Annotated[float, Field(ge=0, le=1)] = 0.2
+    """A run whose finished trials are more than this share infrastructure errors (or all of
+    them, whatever this is) fails: its flow runs end FAILED and ``benchforge run`` /
+    ``score-run`` / ``nightly`` exit 3 (see :mod:`benchforge.harness.infra_errors` for why
+    0.2). The commands' ``--max-infra-error-share`` and the flows' parameter override it."""
 
     @classmethod
     def settings_customise_sources(

@@ -273,6 +273,7 @@ def test_llm_faults_become_infra_errors_excluded_from_scores(
             concurrency=1,
             retry_infra_errors=False,
             llm=LlmOptions(timeout_s=0.3, max_retries=2, backoff_base_s=0.01, backoff_max_s=0.05),
+            max_infra_error_share=1.0,  # not all of them: the run completes
         )
         stats = server.stats()
     assert summary.ran == 20  # every trial finishes
@@ -287,7 +288,7 @@ def test_llm_faults_become_infra_errors_excluded_from_scores(
         r.termination == "infra_error" and "LlmInfrastructureError" in (r.error or "")
         for r in infra
     )
-    score_run(run_id="faults")
+    score_run(run_id="faults", max_infra_error_share=1.0)
     scores = list(scores_by("faults").values())
     assert sum(s.status == "infra_error" for s in scores) == len(infra)
     board = json.loads(
