@@ -33,6 +33,12 @@ def add_parser(sub: Subparsers) -> None:
     )
     gold.add_argument("--repo", help="your dbt project folder (default: dbt_projects/NAME)")
     gold.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="build again even when a build of the same dataset and repository versions is "
+        "stored (reused by default)",
+    )
+    gold.add_argument(
         "--no-prefect", action="store_true", help="run the same steps directly, not as a flow"
     )
     gold.set_defaults(func=gold_command)
@@ -43,11 +49,13 @@ def gold_command(args: argparse.Namespace) -> int:
         quiet_prefect(args.verbose)  # Prefect's library is imported, its API never used
         from benchforge.flows.gold import make_gold, stored_counts
 
-        location = make_gold(args.domain, args.dataset, args.repo)
+        location = make_gold(args.domain, args.dataset, args.repo, rebuild=args.rebuild)
     else:
         use_prefect(args.verbose, has_no_prefect=True)
         from benchforge.flows.gold import build_gold, stored_counts
 
-        location = build_gold(domain=args.domain, dataset=args.dataset, repo=args.repo)
+        location = build_gold(
+            domain=args.domain, dataset=args.dataset, repo=args.repo, rebuild=args.rebuild
+        )
     print(f"gold {args.domain}: {stored_counts(location).summary()}; stored at {location}")
     return 0

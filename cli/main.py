@@ -20,6 +20,7 @@ from benchforge.cli import (
     prefect_server,
     rebuild,
     run,
+    schedule,
     score,
     settings,
     spec,
@@ -53,6 +54,8 @@ Stages:
   calibrate  measure LLM judges against human labels (r, kappa, alpha, rho) and gate them
   nightly    synthesize -> gold -> verify tasks -> run -> score -> report (the README's job)
   rebuild    synthesize + build gold for every shipped domain (alias: pipeline)
+  schedule   add (parameters checked as a run would), list, name and remove a deployment's
+             schedules on the Prefect server
   mock-llm   a local OpenAI-compatible server with scripted replies and injectable faults
 
 Settings come from BENCHFORGE_* environment variables or a benchforge.toml file
@@ -74,6 +77,7 @@ STAGES = (
     run,
     calibrate,
     nightly,
+    schedule,
     mock,
     settings,
 )

@@ -27,6 +27,9 @@ def add_parser(sub: Subparsers) -> None:
     )
     nightly.add_argument("--date", help="YYYY-MM-DD: the run is nightly-<date> (backfills)")
     nightly.add_argument("--suite", action="append", help="default: de-crm")
+    nightly.add_argument(
+        "--task", action="append", help="only these task ids of the suites (default: all)"
+    )
     nightly.add_argument("--agent", action="append", help="default: oracle, null, react-de")
     nightly.add_argument("--model", action="append", help="default: the mock react-de script")
     nightly.add_argument("--epochs", type=int, default=1)
@@ -43,6 +46,9 @@ def add_parser(sub: Subparsers) -> None:
         action="store_true",
         help="also score DE trials on the visible dataset (the _visible columns; off by "
         "default, it doubles the night's scoring)",
+    )
+    nightly.add_argument(
+        "--score-concurrency", type=int, default=2, help="scoring chunks at once (default 2)"
     )
     nightly.add_argument(
         "--da-suite",
@@ -66,7 +72,7 @@ def nightly_command(args: argparse.Namespace) -> int:
     preflight(
         "task_specs",
         args.suite or NIGHTLY_SUITES,
-        None,
+        args.task,
         args.agent or NIGHTLY_AGENTS,
         models,
         parse_datasets(args.dataset),
@@ -81,6 +87,7 @@ def nightly_command(args: argparse.Namespace) -> int:
         result = kept(nightly)(
             run_date=date.fromisoformat(args.date) if args.date else None,
             suites=args.suite or None,
+            task_ids=args.task or None,
             agents=args.agent or None,
             models=args.model or None,
             epochs=args.epochs,
@@ -88,6 +95,7 @@ def nightly_command(args: argparse.Namespace) -> int:
             verify=not args.no_verify,
             verify_mutations=args.mutations,
             visible_scores=args.visible_scores,
+            score_concurrency=args.score_concurrency,
             run_id=args.run_id,
             da_suites=_da_suites(args.da_suite),
         )

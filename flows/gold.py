@@ -22,12 +22,14 @@ from benchforge.core.artifacts import LAYOUT, open_store
 from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import ConfigError
 from benchforge.core.records import GoldBuild
+from benchforge.core.scratch import folder_lock
 from benchforge.core.settings import load_settings
 from benchforge.evaluation.dbt.project import PROJECT_FILE, require_dbt_project
 from benchforge.evaluation.gold import BuildCounts, build_counts, dataset_version, repo_version
 from benchforge.evaluation.gold import build_gold as build_gold_library
 from benchforge.flows.datasets import local_dataset, plain_local_dataset
 from benchforge.flows.synthesize import artifact_key
+from benchforge.harness.sandbox_policy import work_root
 from benchforge.synthesis.spec.loader import shipped_domains
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -112,7 +114,9 @@ PLAIN_STEPS = GoldSteps(
 
 
 @flow(name="build_gold")
-def build_gold(domain: str = "crm", dataset: str | None = None, repo: str | None = None) -> str:
+def build_gold(
+    domain: str = "crm", dataset: str | None = None, repo: str | None = None, rebuild: bool = False
+) -> str:
     """Runs ``dbt build`` of ``dbt_projects/<domain>`` (or ``repo``, any dbt project: it runs
     with Benchforge's profile whatever profile it names) on a copy of ``dataset``'s warehouse
     (a folder or s3:// URI; default: the domain's scale-1 seed-7 dataset in the artifact
@@ -124,6 +128,7 @@ def build_gold(domain: str = "crm", dataset: str | None = None, repo: str | None
             with ``repo`` and ``dataset``, just the build's label.
         dataset: a dataset folder or s3:// prefix; default the domain's scale-1 seed-7 one.
         repo: a dbt project folder; default dbt_projects/DOMAIN.
+        rebuild: build again even when a build of the same versions is stored.
     """
     steps = GoldSteps(
         source=local_dataset,
@@ -132,14 +137,20 @@ def build_gold(domain: str = "crm", dataset: str | None = None, repo: str | None
         summarize=_publish_summary,
         log=get_run_logger().info,
     )
-    return make_gold(domain, dataset, repo, steps)
+    return make_gold(domain, dataset, repo, steps, rebuild)
 
 
 def make_gold(
-    domain: str, dataset: str | None, repo: str | None, steps: GoldSteps = PLAIN_STEPS
+    domain: str,
+    dataset: str | None,
+    repo: str | None,
+    steps: GoldSteps = PLAIN_STEPS,
+    rebuild: bool = False,
 ) -> str:
     """The ``build_gold`` flow's sequence (its arguments), each step run by ``steps``; with the
-    default :data:`PLAIN_STEPS`, the whole stage without an orchestrator."""
+    default :data:`PLAIN_STEPS`, the whole stage without an orchestrator. A build already
+    stored under the same key (dataset and repository versions) is reused unless
+    ``rebuild``."""
     repo_dir = gold_repo(domain, repo)
     if dataset is None and domain not in shipped_domains():
         raise ConfigError(
@@ -147,12 +158,25 @@ def make_gold(
             "give --dataset LOCATION (a dataset folder or s3:// prefix, e.g. one made by "
             "`benchforge dataset import`)"
         )
+    settings = load_settings()
     with tempfile.TemporaryDirectory(prefix="benchforge-gold-") as tmp:
         dataset_dir = steps.source(domain, dataset, Path(tmp) / "dataset")
         key = gold_key(domain, dataset_dir, repo_dir)
-        build = steps.build(domain, str(repo_dir), str(dataset_dir), str(Path(tmp) / "gold"))
-        counts = build_counts((build.folder / "run_results.json").read_text())
-        steps.log("gold %s: %s in %.1fs", domain, counts.summary(), build.seconds)
-        location = steps.store(build, key)
+        # One builder per key on this machine; the others wait, then find it stored.
+        with folder_lock(work_root(settings) / "locks" / key):
+            store = open_store(settings.artifact_root)
+            if not rebuild and store.exists(f"{key}/{LAYOUT.GOLD_RECORD}"):
+                location = store.uri(key)
+                steps.log(
+                    "gold %s: already built at %s (same dataset and repository versions; "
+                    "rebuild to build it again)",
+                    domain,
+                    location,
+                )
+                return location
+            build = steps.build(domain, str(repo_dir), str(dataset_dir), str(Path(tmp) / "gold"))
+            counts = build_counts((build.folder / "run_results.json").read_text())
+            steps.log("gold %s: %s in %.1fs", domain, counts.summary(), build.seconds)
+            location = steps.store(build, key)
     steps.summarize(domain, repo_dir, build, counts, location)
     return location

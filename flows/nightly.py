@@ -5,11 +5,14 @@ infra/)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
@@ -37,7 +40,7 @@ from benchforge.flows.verify import verify_tasks
 from benchforge.harness.datasets import datasets_by_domain
 from benchforge.harness.identity import check_rerun, run_identity
 from benchforge.harness.infra_errors import fail_on_infra_errors, kept
-from benchforge.harness.preflight import check_request
+from benchforge.harness.preflight import CheckedRequest, check_request
 from benchforge.harness.sandbox_policy import work_root
 from benchforge.harness.store import RunStore
 
@@ -72,38 +75,116 @@ def scheduled_date() -> date:
     return datetime.fromtimestamp(start.timestamp(), UTC).date()
 
 
-def nightly_run_id(run_date: date, datasets: dict[str, str]) -> str:
-    """``nightly-<date>``; a backfill on other datasets gets its own run,
-    ``nightly-<date>-<8 hex digits of the datasets>``, never the default run's results."""
-    if not datasets:
+# A calendar date, YYYY-MM-DD. The deployment's parameter schema carries it as a pattern: the
+# server checks patterns when it creates a run (enforce_parameter_schema), but Prefect 3.8 does
+# not check ``format: date`` there (its validator is called without a format checker), so
+# without the pattern "2026-13-45" would be accepted and fail on the worker.
+DATE_PATTERN = r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"
+RunDate = Annotated[date, Field(json_schema_extra={"pattern": DATE_PATTERN})]
+
+
+def nightly_run_id(
+    run_date: date, datasets: Mapping[str, str], task_ids: list[str] | None = None
+) -> str:
+    """``nightly-<date>``; a backfill on other datasets, or a nightly of only some tasks, gets
+    its own run, ``nightly-<date>-<8 hex digits of the datasets (and task ids)>``, never the
+    default run's results."""
+    if not datasets and not task_ids:
         return f"nightly-{run_date.isoformat()}"
-    digest = hashlib.sha256(json.dumps(datasets, sort_keys=True).encode()).hexdigest()[:8]
+    payload: object = dict(datasets)
+    if task_ids:  # datasets alone keep the digest runs stored before task_ids existed got
+        payload = {"datasets": dict(datasets), "task_ids": sorted(set(task_ids))}
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:8]
     return f"nightly-{run_date.isoformat()}-{digest}"
 
 
+def planned_run_id(parameters: Mapping[str, Any], scheduled: date) -> str:
+    """The run id a nightly flow run with ``parameters`` (as the API holds them: a date is a
+    string) scheduled on ``scheduled`` will use: also the name of its flow run, so the UI tells
+    two backfills of one date apart. Unreadable values fall back to the scheduled date (the
+    run itself then refuses them with the reason)."""
+    if parameters.get("run_id"):
+        return str(parameters["run_id"])
+    given = parameters.get("run_date")
+    run_date = scheduled
+    if isinstance(given, date):
+        run_date = given
+    elif isinstance(given, str):
+        with contextlib.suppress(ValueError):
+            run_date = date.fromisoformat(given)
+    datasets = parameters.get("datasets") or {}
+    task_ids = parameters.get("task_ids") or None
+    if not isinstance(datasets, Mapping) or not isinstance(task_ids, list | None):
+        return f"nightly-{run_date.isoformat()}"
+    return nightly_run_id(run_date, {str(k): str(v) for k, v in datasets.items()}, task_ids)
+
+
 def _flow_run_name() -> str:
-    params = flow_run.parameters
-    if params.get("run_id"):
-        return str(params["run_id"])
-    given = params.get("run_date")
-    return f"nightly-{given or scheduled_date().isoformat()}"
+    return planned_run_id(flow_run.parameters, scheduled_date())
+
+
+@dataclass(frozen=True)
+class NightlyRequest:
+    """What a nightly's parameters resolved to, checked (no data work yet)."""
+
+    suites: list[str]
+    agents: list[str]
+    models: list[str]
+    request: CheckedRequest
+    da_suites: list[str]
+    da_agents: list[str]
+    da_models: list[str]
+
+
+def check_nightly(
+    suites: list[str] | None = None,
+    task_ids: list[str] | None = None,
+    agents: list[str] | None = None,
+    models: list[str] | None = None,
+    datasets: dict[str, str] | None = None,
+    da_suites: list[str] | None = None,
+    da_task_ids: list[str] | None = None,
+    da_agents: list[str] | None = None,
+    da_models: list[str] | None = None,
+) -> NightlyRequest:
+    """Every cheap check of a nightly's request (suites, task ids, agents, models, datasets of
+    both runs), with the defaults filled in: what the flow does first, and what
+    ``benchforge schedule add`` does before it creates a schedule. Raises ConfigError."""
+    has_key = load_settings().openai_api_key is not None
+    suites = list(suites or NIGHTLY_SUITES)
+    agents = list(agents or NIGHTLY_AGENTS)
+    models = list(models) if models is not None else nightly_models(has_key)
+    overrides = dict(datasets or {})
+    request = check_request("task_specs", suites, task_ids, agents, models, overrides, has_key)
+    da_suites = list(NIGHTLY_DA_SUITES if da_suites is None else da_suites)
+    da_agents = list(da_agents or NIGHTLY_DA_AGENTS)
+    da_models = list(da_models if da_models is not None else nightly_da_models(has_key))
+    if da_suites:
+        check_request(
+            "task_specs", da_suites, da_task_ids, da_agents, da_models, overrides, has_key
+        )
+    return NightlyRequest(suites, agents, models, request, da_suites, da_agents, da_models)
 
 
 @flow(name="nightly", flow_run_name=_flow_run_name)
 def nightly(
-    run_date: date | None = None,
+    run_date: RunDate | None = None,
     suites: list[str] | None = None,
+    task_ids: list[str] | None = None,
     agents: list[AgentSpelling] | None = None,
     models: list[str] | None = None,
     epochs: Annotated[int, Field(ge=1, le=100)] = 1,
     datasets: dict[str, str] | None = None,
     verify: bool = True,
     verify_mutations: bool = False,
+    verify_hacks: bool | None = None,
     visible_scores: bool = False,
     concurrency: Annotated[int, Field(ge=1, le=256)] = 4,
+    score_concurrency: Annotated[int, Field(ge=1, le=64)] = 2,
     limits: AgentLimits | None = None,
     run_id: RunId | None = None,
     da_suites: list[str] | None = None,
+    da_task_ids: list[str] | None = None,
     da_agents: list[AgentSpelling] | None = None,
     da_models: list[str] | None = None,
     calibration_cases: str | None = None,
@@ -117,6 +198,8 @@ def nightly(
         run_date: the night this run is for (names the run nightly-DATE); default the date
             the flow run was scheduled for, so a retry or late pickup resumes it.
         suites: task suites under task_specs/ (default de-crm).
+        task_ids: only these tasks of the suites (verified, run and scored); default all. The
+            run is then nightly-DATE-<digest>, apart from the whole suite's.
         agents: agents to run (default oracle, null, react-de): oracle, null, react-de,
             single-call, or NAME=CONFIG.yaml (command=AGENT.yaml for an external agent).
         models: models for agents that call one; default gpt-4.1-mini with an API key, else
@@ -129,12 +212,14 @@ def nightly(
         verify_mutations: add the exhaustive checks to verification: the mutation and
             reward-hack catalogues, and the judged reward-hack catalogue on the judged suites
             (the scheduled nightly does).
+        verify_hacks: the reward-hack catalogues on their own (default: as verify_mutations).
         visible_scores: also score each DE trial on the visible dataset (its ``_visible``
             columns, which show answers fitted to the data the agent saw). Off by default: the
             leaderboard ranks by the held-out seed, and the visible scores would double the
             night's scoring and gold builds; ``score-run --rescore --visible-scores`` adds
             them.
         concurrency: trials at once.
+        score_concurrency: scoring chunks at once (score_run's workers), in both runs.
         limits: per-trial budgets (rounds, seconds, memory).
         run_id: name the run yourself (resuming it needs the same inputs); default
             nightly-DATE.
@@ -143,6 +228,7 @@ def nightly(
         da_agents: agents of the analysis run (default oracle, null, react-da).
         da_models: models of the analysis run; default gpt-4.1-mini with an API key, else the
             mock server's scripted react-da (mock-script:react-da-report).
+        da_task_ids: only these tasks of da_suites; default all.
         calibration_cases: labelled judge cases (`benchforge judge export-labelling`); with
             calibration_labels, the judges are re-calibrated first whenever the judge model,
             its prompts, a rubric or the labels changed (else skipped).
@@ -151,21 +237,20 @@ def nightly(
     """
     logger = get_run_logger()
     settings = load_settings()
-    suites = suites or list(NIGHTLY_SUITES)
-    agents = list(agents or NIGHTLY_AGENTS)
     overrides = dict(datasets or {})
     limits = limits or AgentLimits()
-    if models is None:
-        models = nightly_models(settings.openai_api_key is not None)
-    has_key = settings.openai_api_key is not None
-    request = check_request("task_specs", suites, None, agents, models, overrides, has_key)
-    da_suites = list(NIGHTLY_DA_SUITES if da_suites is None else da_suites)
-    da_agents = list(da_agents or NIGHTLY_DA_AGENTS)
-    da_models = list(da_models if da_models is not None else nightly_da_models(has_key))
-    if da_suites:
-        check_request("task_specs", da_suites, None, da_agents, da_models, overrides, has_key)
+    checked = check_nightly(
+        suites, task_ids, agents, models, overrides, da_suites, da_task_ids, da_agents, da_models
+    )
+    suites, agents, models, request = (
+        checked.suites,
+        checked.agents,
+        checked.models,
+        checked.request,
+    )
+    hacks = verify_mutations if verify_hacks is None else verify_hacks
     run_date = run_date or scheduled_date()
-    run_id = run_id or nightly_run_id(run_date, overrides)
+    run_id = run_id or nightly_run_id(run_date, overrides, task_ids)
     store = open_store(settings.artifact_root)
     work = work_root(settings)
 
@@ -205,8 +290,9 @@ def nightly(
                     path=f"task_specs/{suite}",
                     work=str(work),
                     mutations=verify_mutations,
-                    hacks=verify_mutations,
+                    hacks=hacks,
                     datasets=overrides,
+                    task_ids=_of_suite(request, suite) if task_ids else None,
                 )
             )
     summary = kept(run_suite)(
@@ -216,10 +302,13 @@ def nightly(
         epochs=epochs,
         concurrency=concurrency,
         run_id=run_id,
+        task_ids=task_ids,
         limits=limits,
         datasets=overrides,
     )
-    scores = kept(score_run)(run_id=run_id, visible_scores=visible_scores)
+    scores = kept(score_run)(
+        run_id=run_id, visible_scores=visible_scores, workers=score_concurrency
+    )
     board = publish_report(run_id)
     calibration = None
     if calibration_cases and calibration_labels:
@@ -227,23 +316,30 @@ def nightly(
             calibration_cases, list(calibration_labels), judge_models=judge_models
         )
     judged = None
-    if da_suites:
+    if checked.da_suites:
         judged = _judged_run(
             f"{run_id}-da",
-            da_suites,
-            da_agents,
-            da_models,
-            epochs,
-            concurrency,
-            limits,
-            overrides,
-            verify,
-            verify_mutations,
+            JudgedRequest(
+                suites=checked.da_suites,
+                task_ids=da_task_ids,
+                agents=checked.da_agents,
+                models=checked.da_models,
+                epochs=epochs,
+                concurrency=concurrency,
+                score_concurrency=score_concurrency,
+                limits=limits,
+                datasets=overrides,
+                verify=verify,
+                mutations=verify_mutations,
+                hacks=hacks,
+            ),
             work,
         )
     create_markdown_artifact(
         key=artifact_key("nightly", run_id),
-        markdown=_nightly_markdown(run_id, run_date, by_domain, gold, verified, summary),
+        markdown=nightly_markdown(
+            run_id, run_date, by_domain, gold, verified, summary, board, judged
+        ),
         description=f"nightly {run_date.isoformat()}",
     )
     logger.info(
@@ -267,45 +363,57 @@ def nightly(
     return fail_on_infra_errors(result)  # FAILED past max_infra_error_share, all written
 
 
-def _judged_run(
-    run_id: str,
-    suites: list[str],
-    agents: list[AgentSpelling],
-    models: list[str],
-    epochs: int,
-    concurrency: int,
-    limits: AgentLimits,
-    overrides: dict[str, str],
-    verify: bool,
-    verify_exhaustive: bool,
-    work: Path,
-) -> JudgedNightly:
+class JudgedRequest(BaseModel):
+    """The judged run's side of a nightly's parameters."""
+
+    suites: list[str]
+    task_ids: list[str] | None
+    agents: list[str]
+    models: list[str]
+    epochs: int
+    concurrency: int
+    score_concurrency: int
+    limits: AgentLimits
+    datasets: dict[str, str]
+    verify: bool
+    mutations: bool
+    hacks: bool
+
+
+def _of_suite(request: CheckedRequest, suite: str) -> list[str]:
+    """The task ids of ``request`` in ``suite`` (a nightly of some tasks verifies only them)."""
+    return [t.spec.id for t in request.tasks if t.spec.suite == suite]
+
+
+def _judged_run(run_id: str, asked: JudgedRequest, work: Path) -> JudgedNightly:
     """Verifies, runs, scores (through the judge) and reports the judged suites. As for the
     executed suites, the judged reward-hack catalogue (40 hostile reports per task, each judged)
     runs only when the exhaustive checks were asked for."""
     verified = 0
-    if verify:
-        for suite in suites:
+    if asked.verify:
+        for suite in asked.suites:
             verified += len(
                 verify_tasks(
                     path=f"task_specs/{suite}",
                     work=str(work),
-                    mutations=verify_exhaustive,
-                    hacks=verify_exhaustive,
-                    datasets=overrides,
+                    mutations=asked.mutations,
+                    hacks=asked.hacks,
+                    datasets=asked.datasets,
+                    task_ids=asked.task_ids,
                 )
             )
     summary = kept(run_suite)(
-        suites=suites,
-        agents=agents,
-        models=models,
-        epochs=epochs,
-        concurrency=concurrency,
+        suites=asked.suites,
+        agents=asked.agents,
+        models=asked.models,
+        epochs=asked.epochs,
+        concurrency=asked.concurrency,
         run_id=run_id,
-        limits=limits,
-        datasets=overrides,
+        task_ids=asked.task_ids,
+        limits=asked.limits,
+        datasets=asked.datasets,
     )
-    scores = kept(score_run)(run_id=run_id)
+    scores = kept(score_run)(run_id=run_id, workers=asked.score_concurrency)
     return JudgedNightly(
         run_id=run_id,
         verified_tasks=verified,
@@ -315,14 +423,34 @@ def _judged_run(
     )
 
 
-def _nightly_markdown(
+def _run_lines(run: RunSummary, report: ReportSummary) -> list[str]:
+    """What one run of the nightly did. The mock labels come from the stored trials and
+    scores (the report's), not from this invocation: a resumed run that ran nothing now still
+    says that its trials called the mock server, and that its judge was the mock one."""
+    ended = ", ".join(f"{k} {v}" for k, v in sorted(run.terminations.items())) or "-"
+    lines = [
+        f"- trials: {run.trials} ({run.ran} run now, {run.skipped} already done), "
+        f"infra errors: {run.infra_errors}",
+        f"- terminations: {ended}",
+        f"- sandbox: {run.isolation.backend}",
+        f"- mock LLM server (agents' model calls): {'yes' if report.mock_llm else 'no'}",
+    ]
+    if report.judged:
+        lines.append(f"- mock judge: {'yes' if report.mock_judge else 'no'}")
+    return lines
+
+
+def nightly_markdown(
     run_id: str,
     run_date: date,
     datasets: dict[str, str],
     gold: dict[str, str],
     verified: int,
     run: RunSummary,
+    report: ReportSummary,
+    judged: JudgedNightly | None = None,
 ) -> str:
+    """The nightly's summary artifact: datasets, gold, and each run's trials and mock use."""
     lines = [
         f"# Nightly {run_date.isoformat()} (`{run_id}`)",
         "",
@@ -330,14 +458,13 @@ def _nightly_markdown(
         "|---|---|---|",
     ]
     lines += [f"| {d} | `{datasets[d]}` | `{gold[d]}` |" for d in sorted(datasets)]
-    ended = ", ".join(f"{k} {v}" for k, v in sorted(run.terminations.items())) or "-"
-    lines += [
-        "",
-        f"- tasks verified: {verified}",
-        f"- trials: {run.trials} ({run.ran} run now, {run.skipped} already done), "
-        f"infra errors: {run.infra_errors}",
-        f"- terminations: {ended}",
-        f"- sandbox: {run.isolation.backend}",
-        f"- mock LLM server: {'yes' if run.mock_llm else 'no'}",
-    ]
+    lines += ["", f"- tasks verified: {verified}", *_run_lines(run, report)]
+    if judged is not None:
+        lines += [
+            "",
+            f"## Judged run `{judged.run_id}`",
+            "",
+            f"- tasks verified: {judged.verified_tasks}",
+            *_run_lines(judged.run, judged.report),
+        ]
     return "\n".join(lines)

@@ -9,6 +9,7 @@ subflow run with a generated name.
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
 
 from prefect import flow
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
@@ -16,7 +17,7 @@ from pydantic import BaseModel
 
 from benchforge.core.artifacts import open_store
 from benchforge.core.errors import BenchforgeError
-from benchforge.core.settings import load_settings
+from benchforge.core.settings import BenchforgeSettings, load_settings
 from benchforge.evaluation.leaderboard import (
     build_leaderboard,
     judge_models,
@@ -32,7 +33,24 @@ class ReportSummary(BaseModel):
     run_id: str
     markdown: str
     uris: dict[str, str]
-    mock_llm: bool
+    mock_llm: bool  # a stored trial of the run called the mock LLM server
+    mock_judge: bool = False  # a stored judged score came from the mock server's judge
+    judged: bool = False  # the run has judged metrics
+
+
+def link_url(uri: str, settings: BenchforgeSettings) -> str:
+    """Where a person opens a stored artifact: on S3, its HTTP(S) address (the configured
+    endpoint, path-style, e.g. MinIO; else the bucket's AWS address), never a path on the
+    worker that wrote it; a local artifact root: a ``file://`` URL of the path."""
+    if uri.startswith("s3://"):
+        bucket, _, key = uri[len("s3://") :].partition("/")
+        if settings.s3_endpoint_url:
+            return f"{settings.s3_endpoint_url.rstrip('/')}/{bucket}/{quote(key)}"
+        region = f".{settings.s3_region}" if settings.s3_region else ""
+        return f"https://{bucket}.s3{region}.amazonaws.com/{quote(key)}"
+    if "://" in uri:
+        return uri
+    return Path(uri).resolve().as_uri()
 
 
 def artifact_key(prefix: str, run_id: str) -> str:
@@ -68,11 +86,18 @@ def publish_report(run_id: str) -> ReportSummary:
     html = uris["leaderboard.html"]
     create_link_artifact(
         key=artifact_key("leaderboard-html", run_id),
-        link=html if "://" in html else Path(html).resolve().as_uri(),
+        link=link_url(html, settings),
         link_text=f"leaderboard of {run_id} (HTML, with plots)",
-        description=f"run {run_id}",
+        description=f"run {run_id}: {html}",
     )
-    return ReportSummary(run_id=run_id, markdown=markdown, uris=uris, mock_llm=board.mock_llm_used)
+    return ReportSummary(
+        run_id=run_id,
+        markdown=markdown,
+        uris=uris,
+        mock_llm=board.mock_llm_used,
+        mock_judge=board.mock_judge_used,
+        judged=bool(board.judges) or board.mock_judge_used,
+    )
 
 
 @flow(name="report", flow_run_name="report-{run_id}")

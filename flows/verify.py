@@ -14,7 +14,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from benchforge.core.catalogue import catalogue as find_catalogue
-from benchforge.core.errors import BenchforgeError
+from benchforge.core.errors import BenchforgeError, ConfigError
 from benchforge.core.settings import load_settings
 from benchforge.evaluation.de.tasks import TaskVerification
 from benchforge.evaluation.families import VerifyOptions, family_of
@@ -111,6 +111,7 @@ def verify_tasks(
     hacks: bool = True,
     datasets: dict[str, str] | None = None,
     judge_model: str | None = None,
+    task_ids: list[str] | None = None,
 ) -> list[TaskVerification]:
     """Validates every task under ``path``; for executable tasks checks gold = 100/100/100,
     the do-nothing submission = 0 and every mutation = its predicted score (de_impl: the
@@ -132,11 +133,18 @@ def verify_tasks(
             that domain are verified on it (a custom dataset has no held-out twin).
         judge_model: the judge of judged tasks (default: mock-judge on the mock server
             without an API key, else gpt-4.1-mini).
+        task_ids: only the tasks of these ids under ``path``; default all (an id not found
+            there is refused).
     """
     logger = get_run_logger()
     overrides = datasets or {}
     root_path = find_catalogue().path(path)
     tasks = [t for t in load_tasks(root_path) if family_of(t).verifiable]
+    if task_ids is not None:
+        unknown = set(task_ids) - {t.spec.id for t in load_tasks(root_path)}
+        if unknown:
+            raise ConfigError(f"task_ids: no task {', '.join(sorted(unknown))} under {path}")
+        tasks = [t for t in tasks if t.spec.id in task_ids]
     with tempfile.TemporaryDirectory(prefix="benchforge-verify-") as tmp, ExitStack() as stack:
         root = Path(work) if work else Path(tmp)
         results = []

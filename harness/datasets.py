@@ -9,12 +9,14 @@ this module needs no orchestrator.
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from benchforge.core.artifacts import LAYOUT, open_store
 from benchforge.core.errors import BenchforgeError
 from benchforge.core.heldout import heldout_secret, heldout_seed
+from benchforge.core.scratch import folder_lock, publish_once
 from benchforge.core.settings import load_settings
 from benchforge.evaluation.families import family_of
 
@@ -72,18 +74,28 @@ def _fetch(
 ) -> Path:
     """``synthesize``: how to build the dataset when it is missing; None: a missing one is an
     error (a dataset the user named)."""
+    # One process of this machine synthesizes or downloads a dataset; concurrent runs wait
+    # for it and then read the finished folder (a download lands whole: private, then renamed).
     if location.startswith("s3://"):
         parent, _, name = location.rstrip("/").rpartition("/")
         store = open_store(parent)
-        if synthesize is not None and not store.exists(LAYOUT.dataset_record(name)):
-            synthesize(domain=domain, scale=scale, seed=seed, out=location)
-        store.get_dir(name, scratch, marker=LAYOUT.DATASET_RECORD)
+        with folder_lock(scratch):
+            if synthesize is not None and not store.exists(LAYOUT.dataset_record(name)):
+                synthesize(domain=domain, scale=scale, seed=seed, out=location)
+            if not LAYOUT.dataset_record_file(scratch).exists():
+                if scratch.exists():
+                    shutil.rmtree(scratch)  # a download an older version left unfinished
+                publish_once(
+                    scratch, lambda dest: store.get_dir(name, dest, marker=LAYOUT.DATASET_RECORD)
+                )
         return scratch
     folder = Path(location)
     if not LAYOUT.dataset_record_file(folder).exists():
         if synthesize is None:
             raise BenchforgeError(f"{folder} is not a dataset (no {LAYOUT.DATASET_RECORD})")
-        synthesize(domain=domain, scale=scale, seed=seed, out=str(folder))
+        with folder_lock(folder):
+            if not LAYOUT.dataset_record_file(folder).exists():
+                synthesize(domain=domain, scale=scale, seed=seed, out=str(folder))
     return folder
 
 

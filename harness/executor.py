@@ -43,6 +43,7 @@ from benchforge.core.sandbox import (
     SandboxRequest,
     SandboxResult,
 )
+from benchforge.core.scratch import private_folder
 from benchforge.evaluation.dbt.runner import write_profile
 from benchforge.evaluation.families import family_of
 from benchforge.evaluation.families import workspace as materialize_workspace
@@ -283,7 +284,9 @@ async def run_trial(
 ) -> TrialResult:
     key = plan.key
     started_at, t0 = datetime.now(UTC), time.monotonic()
-    workspace = ctx.scratch / ctx.run.run_id / key.slug / "workspace"
+    # private to this attempt: another process running the same run (a second nightly with
+    # the same parameters) may be on this trial too, and each removes its own folder
+    workspace = private_folder(ctx.scratch / ctx.run.run_id, key.slug) / "workspace"
     materials = MATERIALS.get(task, ctx.run, ctx.scratch)
     trajectory = Trajectory()
     # The trial's view of the shared client: its own ledger, and it records the model steps.

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from benchforge.core.digest import tree_digest
 from benchforge.core.records import JudgeRecord, NodeDetail, ScoreStatus, TrialResult, TrialScore
 from benchforge.core.sandbox import SandboxBackend
+from benchforge.core.scratch import private_folder
 from benchforge.evaluation.de.details import (
     EXAMPLE_COLUMNS,
     EXAMPLE_ROWS,
@@ -166,7 +167,7 @@ def score_trial(
     judged = {"judge": judge} if family.judged else {}
     if dataset_dir is None:
         raise ValueError(f"{task.key}: no dataset to score against")
-    trial_work = work / "trials" / run.run_id / result.key.slug
+    trial_work = private_folder(work / "trials" / run.run_id, result.key.slug)
     candidate = rebuild_workspace(run, result, trial_work / "submission")
     submission = candidate / family.submission
     scores: dict[str, SubmissionScore] = {}

@@ -8,16 +8,13 @@ What differs between the DE families (de_impl, de_evol, de_arch) is in their fam
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import hmac
 import os
 import re
 import secrets
-import threading
+import shutil
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -26,6 +23,7 @@ from benchforge.core.artifacts import LAYOUT
 from benchforge.core.digest import folder_digest, tree_digest
 from benchforge.core.errors import UnsupportedTaskError
 from benchforge.core.sandbox import SandboxBackend
+from benchforge.core.scratch import folder_lock, private_folder
 from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers, load_manifest
 from benchforge.evaluation.de.hacks import HackCatalogue, HackCheck, check_catalogue
 from benchforge.evaluation.de.mutations import (
@@ -71,7 +69,7 @@ def gold_cache(cache: Path, domain: str, repo: Path, dataset_dir: Path) -> Path:
     folder = gold_cache_folder(cache, domain, repo, dataset_dir)
     if LAYOUT.gold_record_file(folder).exists():
         return folder
-    with _build_lock(folder):
+    with folder_lock(folder):
         if not LAYOUT.gold_record_file(folder).exists():
             build_gold(domain, repo, dataset_dir, folder)
     return folder
@@ -98,26 +96,6 @@ def _cache_key(cache: Path) -> bytes:
             return key.encode()
         time.sleep(0.1)
     raise OSError(f"{path} is empty: delete it to make a new key (the cache is rebuilt)")
-
-
-_locks_guard = threading.Lock()
-_folder_locks: dict[Path, threading.Lock] = {}
-
-
-@contextmanager
-def _build_lock(folder: Path) -> Iterator[None]:
-    """This process's threads (a lock per folder), then other processes (an exclusive
-    ``flock`` on ``<folder>.lock``)."""
-    with _locks_guard:
-        lock = _folder_locks.setdefault(folder, threading.Lock())
-    with lock:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        with open(folder.with_name(folder.name + ".lock"), "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def changed_nodes(v1_folder: Path, v2_folder: Path) -> set[str]:
@@ -280,7 +258,24 @@ def check_gold(
     ``catalogue`` and the entries of ``hacks`` when given (``visible``: the gold of the dataset
     agents see, when ``dataset_dir`` is a held-out seed); ``problems`` found beforehand are
     kept."""
-    runs = work / "verify" / task.spec.id
+    # private: two verifications of one task at once must not score in each other's folders
+    runs = private_folder(work / "verify", task.spec.id)
+    try:
+        return _check_gold(task, gold, dataset_dir, runs, problems, catalogue, hacks, visible)
+    finally:
+        shutil.rmtree(runs, ignore_errors=True)
+
+
+def _check_gold(
+    task: LoadedTask,
+    gold: TaskGold,
+    dataset_dir: Path,
+    runs: Path,
+    problems: list[str] | None,
+    catalogue: MutationCatalogue | None,
+    hacks: HackCatalogue | None,
+    visible: TaskGold | None,
+) -> TaskVerification:
     # kept: they are the oracle's and the null agent's scores of a run on the same data
     gold_score = _triple(
         score_task(task, gold.submitted, gold, dataset_dir, runs / "gold", reuse=True)

@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from benchforge.core.errors import ConfigError, UnsupportedTaskError
 from benchforge.core.sandbox import SandboxBackend
+from benchforge.core.scratch import content_key, publish_once
 from benchforge.core.yamlio import read_yaml
 from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers, unmatched_rules
 from benchforge.evaluation.de.details import node_details
@@ -70,6 +71,8 @@ from benchforge.evaluation.tasks.materials import (
     copy_repo,
     gold_as_received,
     make_skeleton,
+    overlay_key,
+    skeleton_key,
 )
 from benchforge.evaluation.tasks.models import (
     DeArchTask,
@@ -403,14 +406,21 @@ class DeImplFamily(DeFamily):
     def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> TaskGold:
         spec = spec_as(task, DeImplTask)
         folder = gold_cache(work / "gold", spec.domain, task.repo, dataset_dir)
-        materials = work / "materials" / spec.id
-        skeleton = make_skeleton(task.repo, materials / "skeleton", spec.workspace_include)
+        # published once under a key of their content: concurrent runs share them safely
+        materials = work / "materials" / spec.id / skeleton_key(task.repo, spec.workspace_include)
+        skeleton = publish_once(
+            materials / "skeleton",
+            lambda path: make_skeleton(task.repo, path, spec.workspace_include),
+        )
+        received = publish_once(
+            materials / "gold", lambda path: gold_as_received(task.repo, skeleton, path)
+        )
         return TaskGold(
             gold_folder=folder,
             repo=task.repo,
             base_repo=skeleton,
             scored_nodes=None,
-            received=gold_as_received(task.repo, skeleton, materials / "gold"),
+            received=received,
         )
 
     def solution(
@@ -445,12 +455,7 @@ class DeEvolFamily(DeFamily):
         spec = spec_as(task, DeEvolTask)
         cache = work / "gold"
         v1 = gold_cache(cache, spec.domain, task.repo, dataset_dir)
-        v2_repo = apply_overlay(
-            task.repo,
-            task.file(spec.gold_v2),
-            spec.removed,
-            work / "materials" / spec.id / "gold_v2",
-        )
+        v2_repo = _gold_v2(task, work / "materials" / spec.id)
         v2 = gold_cache(cache, spec.domain, v2_repo, dataset_dir)
         changed = changed_nodes(v1, v2)
         return TaskGold(
@@ -497,8 +502,7 @@ class DeEvolFamily(DeFamily):
 
     def scored_repo(self, task: LoadedTask, parsed: ParsedRepos) -> Path:
         spec = spec_as(task, DeEvolTask)
-        dest = parsed.scratch / "gold_v2" / task.spec.suite / task.spec.id
-        return apply_overlay(task.repo, task.file(spec.gold_v2), spec.removed, dest)
+        return _gold_v2(task, parsed.scratch / "gold_v2" / spec.suite / spec.id)
 
     def scored_models(
         self, task: LoadedTask, manifest: DbtManifest, parsed: ParsedRepos
@@ -527,8 +531,7 @@ class DeEvolFamily(DeFamily):
         self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
     ) -> Path | None:
         spec = spec_as(task, DeEvolTask)
-        dest = work / "solutions" / spec.suite / f"{spec.id}@{spec.version}"
-        return apply_overlay(task.repo, task.file(spec.gold_v2), spec.removed, dest)
+        return _gold_v2(task, work / "solutions" / spec.suite / f"{spec.id}@{spec.version}")
 
 
 class DeArchFamily(DeFamily):
@@ -674,11 +677,30 @@ class DeArchFamily(DeFamily):
         self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
     ) -> Path | None:
         spec = spec_as(task, DeArchTask)
-        dest = work / "solutions" / spec.suite / f"{spec.id}@{spec.version}"
-        target = dest / Path(spec.expected_output).relative_to(self.submission)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(task.file(spec.reference), target)
-        return dest
+        reference = task.file(spec.reference)
+        key = content_key(spec.expected_output, reference.read_bytes())
+
+        def write(dest: Path) -> None:
+            target = dest / Path(spec.expected_output).relative_to(self.submission)
+            target.parent.mkdir(parents=True)
+            shutil.copyfile(reference, target)
+
+        return publish_once(
+            work / "solutions" / spec.suite / f"{spec.id}@{spec.version}" / key, write
+        )
+
+
+def _gold_v2(task: LoadedTask, folder: Path) -> Path:
+    """Gold v2 of a de_evol task (:func:`apply_overlay`), published once under ``folder`` by a
+    key of its inputs: concurrent runs and verifications never copy over each other, and the
+    gold cache never hashes a half-copied repository."""
+    spec = spec_as(task, DeEvolTask)
+    overlay = task.file(spec.gold_v2)
+    key = overlay_key(task.repo, overlay, spec.removed)
+    return publish_once(
+        folder / f"gold_v2-{key}",
+        lambda dest: apply_overlay(task.repo, overlay, spec.removed, dest),
+    )
 
 
 class ArchGold(BaseModel):

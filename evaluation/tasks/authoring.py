@@ -14,6 +14,7 @@ model can weigh 0.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -21,6 +22,7 @@ from pydantic import BaseModel
 
 from benchforge.core.artifacts import LAYOUT
 from benchforge.core.errors import BenchforgeError
+from benchforge.core.scratch import private_folder
 from benchforge.evaluation.dbt.manifest import DbtManifest
 from benchforge.evaluation.dbt.project import parse_project
 from benchforge.evaluation.gold import repo_version
@@ -47,11 +49,16 @@ class ParsedRepos:
         if stored.is_file():
             manifest = DbtManifest.model_validate_json(stored.read_text())
         else:
-            manifest = parse_project(repo, self.scratch / "parse" / version)
+            work = private_folder(self.scratch / "parse", version)
+            try:
+                manifest = parse_project(repo, work)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
             stored.parent.mkdir(parents=True, exist_ok=True)
-            partial = stored.with_suffix(".partial")
+            partial = private_folder(stored.parent, f".{stored.stem}") / stored.name
             partial.write_text(manifest.model_dump_json())
             partial.replace(stored)
+            shutil.rmtree(partial.parent, ignore_errors=True)
         self._manifests[version] = manifest
         return manifest
 

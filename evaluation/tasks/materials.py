@@ -20,11 +20,13 @@ from typing import Any
 
 import yaml
 
+from benchforge.core.digest import folder_digest
 from benchforge.core.errors import BenchforgeError
+from benchforge.core.scratch import content_key
 from benchforge.core.yamlio import read_yaml
 from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers, load_manifest
-from benchforge.evaluation.dbt.packages import add_packages, install_path
-from benchforge.evaluation.gold import load_gold
+from benchforge.evaluation.dbt.packages import add_packages, install_path, vendored_packages
+from benchforge.evaluation.gold import load_gold, repo_version
 from benchforge.evaluation.tasks.models import LayerRule
 
 _IGNORE = shutil.ignore_patterns("target", "logs", "dbt_packages", "__pycache__")
@@ -147,6 +149,27 @@ def skeleton_files(repo: Path, include: list[str] | tuple[str, ...] = ()) -> lis
             continue
         shipped.append(rel)
     return shipped
+
+
+def skeleton_key(repo: Path, include: list[str] | tuple[str, ...] = ()) -> str:
+    """A key of everything :func:`make_skeleton` and :func:`gold_as_received` make from
+    ``repo``: its version, the shipped files' contents and its vendored packages."""
+    h = hashlib.sha256()
+    for rel in skeleton_files(repo, include):
+        h.update(rel.as_posix().encode() + b"\0" + (repo / rel).read_bytes() + b"\0")
+    return content_key(repo_version(repo), h.hexdigest(), _packages_key(repo))
+
+
+def overlay_key(repo: Path, overlay: Path, removed: list[str]) -> str:
+    """A key of what :func:`apply_overlay` makes."""
+    return content_key(
+        repo_version(repo), _packages_key(repo), folder_digest(overlay), sorted(removed)
+    )
+
+
+def _packages_key(repo: Path) -> str:
+    vendored = vendored_packages(repo)
+    return vendored.name if vendored is not None else ""
 
 
 def make_skeleton(repo: Path, dest: Path, include: list[str] | tuple[str, ...] = ()) -> Path:

@@ -34,6 +34,7 @@ from benchforge.harness.browser.load import (
     TrialStatus,
     TrialView,
 )
+from benchforge.harness.matrix import NO_MODEL
 
 INLINE_ARGUMENT_CHARS = 100  # a one-line argument up to this long reads inline
 FOLDED_ARGUMENTS_CHARS = 400  # a tool step's arguments longer than this start folded
@@ -64,6 +65,7 @@ h3 { margin: 1.2rem 0 0.4rem; }
         margin: 1rem 0; }
 .mock strong { display: block; font-size: 1.15rem; }
 table { border-collapse: collapse; font-size: 0.88rem; margin: 0.4rem 0; }
+.scroll { max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid #d8dee4; padding: 0.25rem 0.5rem; text-align: left;
          vertical-align: top; }
 th { background: #f3f5f7; }
@@ -223,6 +225,22 @@ def _score_text(metrics: dict[str, float], primary: str | None) -> str:
     return " · ".join(f"{m.upper()} {fmt.score(metrics[m])}" for m in names) or fmt.MISSING
 
 
+NO_MODEL_TEXT = "none"
+NO_MODEL_TIP = "not an LLM agent: it calls no model"
+
+
+def _model(model: str) -> str:
+    """A model cell: an agent that calls no model (oracle, null) says so, not ``-``."""
+    if model == NO_MODEL:
+        return f'<span class="no-model" title="{_h(NO_MODEL_TIP)}">{NO_MODEL_TEXT}</span>'
+    return _h(model)
+
+
+def _scroll(html: str) -> str:
+    """A wide table scrolls sideways inside the page instead of running off its edge."""
+    return f'<div class="scroll">{html}</div>'
+
+
 # --- the index -----------------------------------------------------------------------------
 
 
@@ -253,7 +271,7 @@ def _leaderboard(view: RunView, lb: Leaderboard) -> list[str]:
             [
                 _h(r.rank if r.rank is not None else fmt.MISSING),
                 f'<a href="{_h(trials)}">{_h(r.agent)}</a>',
-                _h(r.model),
+                _model(r.model),
                 _h(fmt.score(r.primary_mean)),
                 _h(fmt.ci(r.primary_ci)),
                 _h(fmt.rate(r.success_rate)),
@@ -271,7 +289,7 @@ def _leaderboard(view: RunView, lb: Leaderboard) -> list[str]:
     out = [
         '<section id="leaderboard"><h2>Leaderboard</h2>',
         f'<p class="note">{_h(fmt.summary(lb))}</p>',
-        _table(headers, rows, numeric, cls="leaderboard"),
+        _scroll(_table(headers, rows, numeric, cls="leaderboard")),
     ]
     warning = fmt.coverage_warning(lb)
     if warning:
@@ -295,7 +313,7 @@ def _leaderboard(view: RunView, lb: Leaderboard) -> list[str]:
                     f'<a href="{_h(_filter_href(task=t.task_id))}">{_h(t.task_id)}</a>',
                     _h(t.family),
                     _h(c.agent),
-                    _h(c.model),
+                    _model(c.model),
                     _h(fmt.score(c.primary_mean)),
                     *(_h(fmt.score(c.metrics.get(m))) for m in metrics),
                     _h(f"{c.n_scored}/{c.n_epochs}"),
@@ -305,20 +323,22 @@ def _leaderboard(view: RunView, lb: Leaderboard) -> list[str]:
     out += [
         "<h3>Per task</h3>",
         '<p class="note">Means over the scored epochs; each epoch links to its trial.</p>',
-        _table(
-            [
-                "Task",
-                "Family",
-                "Agent",
-                "Model",
-                f"{_h(primary)} (mean)",
-                *(_h(m) for m in metrics),
-                "Scored / epochs",
-                "Trials",
-            ],
-            task_rows,
-            set(range(4, 5 + len(metrics) + 1)),
-            cls="per-task",
+        _scroll(
+            _table(
+                [
+                    "Task",
+                    "Family",
+                    "Agent",
+                    "Model",
+                    f"{_h(primary)} (mean)",
+                    *(_h(m) for m in metrics),
+                    "Scored / epochs",
+                    "Trials",
+                ],
+                task_rows,
+                set(range(4, 5 + len(metrics) + 1)),
+                cls="per-task",
+            )
         ),
         "</section>",
     ]
@@ -336,20 +356,22 @@ def _infra(view: RunView) -> list[str]:
         "again by the next <code>benchforge run</code> of this run id.</p>"
     )
     out.append(
-        _table(
-            ["Trial", "Agent", "Model", "Task", "Epoch", "Error"],
-            (
-                [
-                    f'<a href="{_h(t.page)}">{_h(t.key.slug)}</a>',
-                    _h(t.key.agent),
-                    _h(t.key.model),
-                    _h(t.key.task_id),
-                    _h(t.key.epoch),
-                    f'<span class="infra-error">{_h(t.error or "")}</span>',
-                ]
-                for t in rows
-            ),
-            cls="infra",
+        _scroll(
+            _table(
+                ["Trial", "Agent", "Model", "Task", "Epoch", "Error"],
+                (
+                    [
+                        f'<a href="{_h(t.page)}">{_h(t.key.slug)}</a>',
+                        _h(t.key.agent),
+                        _model(t.key.model),
+                        _h(t.key.task_id),
+                        _h(t.key.epoch),
+                        f'<span class="infra-error">{_h(t.error or "")}</span>',
+                    ]
+                    for t in rows
+                ),
+                cls="infra",
+            )
         )
     )
     out.append("</section>")
@@ -373,7 +395,12 @@ def _trial_index(view: RunView) -> list[str]:
     filters = [
         _select("task", "Task", sorted({t.key.task_id for t in trials})),
         _select("agent", "Agent", sorted({t.key.agent for t in trials})),
-        _select("model", "Model", sorted({t.key.model for t in trials})),
+        _select(
+            "model",
+            "Model",
+            sorted({t.key.model for t in trials}),
+            {NO_MODEL: f"{NO_MODEL_TEXT} ({NO_MODEL_TIP})"},
+        ),
         _select("status", "Status", [s for s in STATUSES if s in present], labels),
         f'<span id="shown" class="note">{len(trials)} trials</span>',
     ]
@@ -387,7 +414,7 @@ def _trial_index(view: RunView) -> list[str]:
             [
                 f'<a href="{_h(t.page)}">{_h(t.key.task_id)}</a>',
                 _h(t.key.agent),
-                _h(t.key.model) + (" " + mock_badge() if t.used_mock_llm else ""),
+                _model(t.key.model) + (" " + mock_badge() if t.used_mock_llm else ""),
                 _h(t.key.epoch),
                 status_badge(t.status),
                 termination_badge(t.termination),
@@ -400,23 +427,25 @@ def _trial_index(view: RunView) -> list[str]:
     return [
         '<section id="trials"><h2>Trials</h2>',
         f'<form class="filters" onsubmit="return false">{"".join(filters)}</form>',
-        _table(
-            [
-                "Task",
-                "Agent",
-                "Model",
-                "Epoch",
-                "Status",
-                "Termination",
-                "Score",
-                "Wall s",
-                "Tokens",
-                "Error",
-            ],
-            rows,
-            {3, 7, 8},
-            cls="trials",
-            row_attrs=attrs,
+        _scroll(
+            _table(
+                [
+                    "Task",
+                    "Agent",
+                    "Model",
+                    "Epoch",
+                    "Status",
+                    "Termination",
+                    "Score",
+                    "Wall s",
+                    "Tokens",
+                    "Error",
+                ],
+                rows,
+                {3, 7, 8},
+                cls="trials",
+                row_attrs=attrs,
+            )
         ),
         "</section>",
     ]
@@ -431,11 +460,22 @@ def _run_facts(view: RunView) -> str:
             ("Created", _h(spec.created_at.isoformat(timespec="seconds"))),
             ("Suites", _h(", ".join(spec.suites))),
             ("Agents", _h(", ".join(spec.agents))),
-            ("Models", _h(", ".join(spec.models) or fmt.MISSING)),
+            ("Models", _run_models(view)),
             ("Epochs", _h(spec.epochs)),
             ("Limits", _h(", ".join(f"{k} {v}" for k, v in spec.limits.model_dump().items()))),
         ]
     return _facts(items)
+
+
+def _run_models(view: RunView) -> str:
+    """The models the run's trials called: a run of agents that call none (oracle, null) says
+    so, whatever models its request listed for model-calling agents it did not run."""
+    called = sorted({t.key.model for t in view.trials} - {NO_MODEL})
+    if called:
+        return _h(", ".join(called))
+    if not view.trials and view.spec is not None and view.spec.models:
+        return _h(", ".join(view.spec.models))
+    return f"{NO_MODEL_TEXT} (no agent of this run calls a model)"
 
 
 def index_page(view: RunView) -> str:
@@ -529,7 +569,10 @@ def _examples(title: str, rows: list[dict[str, str]], differing: set[str], cls: 
 def _check(label: str, check: NodeCheck) -> str:
     out = [f'<div class="check"><h5>{_h(label)} ', _badge(check.status, f"c-{check.status}")]
     out.append("</h5>")
-    if check.reason:
+    # A schema mismatch's reason repeats the missing / extra columns and type mismatches
+    # listed below it: shown only when nothing below says it.
+    listed = check.missing_columns or check.extra_columns or check.type_mismatches
+    if check.reason and not (check.status == "schema_mismatch" and listed):
         out.append(f'<p class="reason">{_h(check.reason)}</p>')
     counts = [
         (name, value)

@@ -51,6 +51,7 @@ def section_commands(heading: str) -> list[str]:
 
 
 POSTGRES_SECTION = "## Importing from PostgreSQL"
+PRODUCTION_SECTION = "## Running in production"
 
 
 def run(
@@ -118,6 +119,8 @@ def test_every_readme_command_is_covered_here() -> None:
         *walkthrough_commands(),
         # test_readme_commands.py::test_postgres_import_commands runs them as written
         *section_commands(POSTGRES_SECTION),
+        # test_readme_commands.py::test_schedule_commands, on the session's Prefect server
+        *section_commands(PRODUCTION_SECTION),
     }
     assert set(readme_commands()) == covered
 

@@ -15,6 +15,7 @@ from benchforge.core import postgres_server
 from tests.integration.test_readme import (
     CALIBRATE,
     POSTGRES_SECTION,
+    PRODUCTION_SECTION,
     ROOT,
     run,
     section_commands,
@@ -152,3 +153,39 @@ def test_postgres_import_commands() -> None:
     finally:
         postgres_server.stop(work / "pgdata")
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_schedule_commands(workdir: Path) -> None:
+    """The production section's schedule commands, as written, against the session's Prefect
+    server (PREFECT_API_URL) with the shipped nightly-eval deployment registered on it."""
+    from prefect.client.orchestration import get_client
+
+    from benchforge.infra.deploy import deployments
+
+    (deployment,) = deployments(only=["nightly-eval"])
+    deployment.apply()
+    commands = section_commands(PRODUCTION_SECTION)
+    assert [c.split()[:3] for c in commands] == [
+        ["benchforge", "schedule", "add"],
+        ["benchforge", "schedule", "ls"],
+    ]
+    added = run(commands[0], workdir)
+    assert added.returncode == 0, (added.stdout + added.stderr)[-3000:]
+    assert "0 3 * * 6 (UTC)" in added.stdout and "scheduled " in added.stdout
+    listed = run(commands[1], workdir)
+    assert listed.returncode == 0, (listed.stdout + listed.stderr)[-3000:]
+    schedule_id = added.stdout.split()[1]
+    assert schedule_id in listed.stdout
+    with get_client(sync_client=True) as client:
+        found = client.read_deployment_by_name("nightly/nightly-eval")
+        (mine,) = [
+            s for s in client.read_deployment_schedules(found.id) if str(s.id) == schedule_id
+        ]
+        assert mine.parameters["task_ids"] == ["crm-impl-full"]
+    removed = run(f"benchforge schedule rm nightly-eval {schedule_id}", workdir)
+    assert removed.returncode == 0, removed.stderr[-2000:]
+    refused = run(
+        "benchforge schedule add nightly-eval --cron '0 3 * * 6' --param 'agents=[\"oracel\"]'",
+        workdir,
+    )
+    assert refused.returncode == 2 and "oracel" in refused.stderr, refused.stderr[-2000:]
