@@ -33,6 +33,7 @@ def test_every_stage_module_adds_its_subcommands() -> None:
         "judge",
         "calibrate",
         "nightly",
+        "schedule",
         "mock-llm",
         "settings",
     ]

@@ -9,6 +9,7 @@ import sys
 import pytest
 import yaml
 
+from benchforge.flows.nightly import DATE_PATTERN
 from benchforge.infra.deploy import NIGHTLY_CRON, VERIFY_CRON, deployments
 from tests.paths import REPO_ROOT
 
@@ -33,7 +34,8 @@ def test_nightly_is_scheduled_with_typed_parameters() -> None:
     schema = nightly._parameter_openapi_schema.model_dump()
     props = schema["properties"]
     run_date = props["run_date"]["anyOf"][0]
-    assert run_date == {"type": "string", "format": "date"}
+    # a date, and a pattern the server checks at creation (it does not check the format)
+    assert run_date == {"type": "string", "format": "date", "pattern": DATE_PATTERN}
     assert props["datasets"]["anyOf"][0]["type"] == "object"
     assert props["epochs"]["type"] == "integer"
     assert nightly.parameters == {"verify_mutations": True, "visible_scores": True}
