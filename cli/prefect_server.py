@@ -2,6 +2,8 @@
 Prefect's ephemeral server, started here, before the command's first flow call, instead of
 lazily inside it, so a slow start is retried once and a failed one is one line, not a traceback.
 
+Then it marks CRASHED the flow runs a dead process left RUNNING (:func:`mark_dead_runs`).
+
 Prefect waits ``server.ephemeral.startup_timeout_seconds``
 (``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``, default 20 s) for its server to answer.
 A fresh clone's first start creates Prefect's database: about 12 s on an idle 2-core machine,
@@ -53,6 +55,24 @@ def use_prefect(verbose: bool, *, start: bool = True, has_no_prefect: bool = Fal
     timeout = startup_timeout()
     if start:
         start_api(timeout, verbose=verbose, has_no_prefect=has_no_prefect)
+        mark_dead_runs()
+
+
+def mark_dead_runs() -> None:
+    """Flow runs left RUNNING by a dead process (``kill -9``, a lost machine) marked CRASHED,
+    each said on stderr (:mod:`benchforge.flows.liveness`). Housekeeping: when it fails, the
+    command says so and goes on."""
+    from benchforge.flows.liveness import mark_dead_runs as mark
+
+    try:
+        crashed = mark()
+    except Exception as err:  # never the command's failure
+        print(
+            f"benchforge: warning: zombie flow runs not checked: {_one_line(err)}", file=sys.stderr
+        )
+        return
+    for run in crashed:
+        print(f"benchforge: flow run {run.name} marked CRASHED: {run.reason}", file=sys.stderr)
 
 
 def quiet_prefect(verbose: bool) -> None:

@@ -34,6 +34,7 @@ from benchforge.flows.defaults import (
     nightly_models,
 )
 from benchforge.flows.gold import build_gold, gold_key
+from benchforge.flows.liveness import beat
 from benchforge.flows.report import ReportSummary, artifact_key, publish_report
 from benchforge.flows.runs import RunId, RunSummary, ScoreSummary, run_suite, score_run
 from benchforge.flows.verify import verify_tasks
@@ -166,7 +167,7 @@ def check_nightly(
     return NightlyRequest(suites, agents, models, request, da_suites, da_agents, da_models)
 
 
-@flow(name="nightly", flow_run_name=_flow_run_name)
+@flow(name="nightly", flow_run_name=_flow_run_name, on_running=[beat])
 def nightly(
     run_date: RunDate | None = None,
     suites: list[str] | None = None,

@@ -42,6 +42,7 @@ from benchforge.evaluation.judges.client import Judge, JudgeSettings
 from benchforge.evaluation.tasks import LoadedTask
 from benchforge.evaluation.tasks.loader import load_task
 from benchforge.flows.datasets import resolve_datasets, resolve_heldout
+from benchforge.flows.liveness import beat
 from benchforge.harness.chunk import ChunkJob, execute_chunk
 from benchforge.harness.endpoints import llm_configs, llm_endpoint, uses_mock
 from benchforge.harness.identity import check_rerun, run_identity
@@ -175,7 +176,7 @@ def _run_flow_name() -> str:
     return f"run-suite-{run_id}" if run_id else "run-suite"
 
 
-@flow(name="run_suite", flow_run_name=_run_flow_name)
+@flow(name="run_suite", flow_run_name=_run_flow_name, on_running=[beat])
 def run_suite(
     suites: list[str],
     agents: list[AgentSpelling],
@@ -415,7 +416,7 @@ def _find_task(spec: RunSpec, ident: tuple[str, str, str]) -> LoadedTask:
     return loaded
 
 
-@flow(name="score_run", flow_run_name="score-run-{run_id}")
+@flow(name="score_run", flow_run_name="score-run-{run_id}", on_running=[beat])
 def score_run(
     run_id: RunId,
     rescore: bool = False,
