@@ -51,6 +51,7 @@ def score_command(args: argparse.Namespace) -> int:
     import tempfile
 
     use_prefect(args.verbose, start=False)  # a flow only to synthesize a missing dataset
+    from benchforge.core.scratch import private_folder
     from benchforge.core.settings import load_settings
     from benchforge.evaluation.de.tasks import dump_report, prepare_gold, score_task
     from benchforge.evaluation.tasks import load_task
@@ -72,12 +73,13 @@ def score_command(args: argparse.Namespace) -> int:
         candidate = Path(args.candidate).resolve()
         dataset = task_dataset(loaded, args.dataset, work / "dataset")
         gold = prepare_gold(loaded, dataset, gold_work)
+        # private: other `score` commands may share --work (its gold builds and materials)
         result = score_task(
             loaded,
             candidate,
             gold,
             dataset,
-            work / "score",
+            private_folder(work, "score"),
             unsandboxed=args.unsandboxed,
             reuse=True,
         )
@@ -88,7 +90,7 @@ def score_command(args: argparse.Namespace) -> int:
                 candidate,
                 prepare_gold(loaded, heldout, gold_work),
                 heldout,
-                work / "score-heldout",
+                private_folder(work, "score-heldout"),
                 unsandboxed=args.unsandboxed,
                 reuse=True,
             )

@@ -21,6 +21,7 @@ from benchforge.evaluation.families import VerifyOptions, family_of
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.tasks import LoadedTask, load_tasks
 from benchforge.flows.datasets import heldout_dataset, resolve_datasets, resolve_heldout
+from benchforge.harness.concurrent_check import ConcurrentScores, score_concurrently
 from benchforge.harness.judging import judge_session
 
 
@@ -62,6 +63,22 @@ def _claim_twins(
         twin = heldout_dataset(ref.domain, root / "heldout" / ref.domain, ref.scale, ref.seed)
         out[loaded.key] = [str(Path(twin).resolve())]
     return out
+
+
+@task(name="concurrent-scorers", cache_policy=NO_CACHE)
+def concurrent_check(
+    loaded: LoadedTask, dataset_dir: Path, root: Path, copies: int
+) -> ConcurrentScores:
+    """The task's gold solution scored by ``copies`` processes at once on one work folder."""
+    work = root / "concurrent" / loaded.spec.suite / loaded.spec.id
+    solution = family_of(loaded).solution(loaded, root / "solutions", dataset_dir)
+    if solution is None:
+        return ConcurrentScores(task=loaded.key, copies=0)
+    checked = score_concurrently(loaded.key, loaded.folder, solution, dataset_dir, work, copies)
+    get_run_logger().info(
+        "%s: %d concurrent scorings: %s", loaded.key, copies, checked.problem() or "agree"
+    )
+    return checked
 
 
 class TaskVerificationFailed(BenchforgeError):
@@ -112,6 +129,7 @@ def verify_tasks(
     datasets: dict[str, str] | None = None,
     judge_model: str | None = None,
     task_ids: list[str] | None = None,
+    concurrent_scorers: int = 1,
 ) -> list[TaskVerification]:
     """Validates every task under ``path``; for executable tasks checks gold = 100/100/100,
     the do-nothing submission = 0 and every mutation = its predicted score (de_impl: the
@@ -135,6 +153,9 @@ def verify_tasks(
             without an API key, else gpt-4.1-mini).
         task_ids: only the tasks of these ids under ``path``; default all (an id not found
             there is refused).
+        concurrent_scorers: above 1, each DE task's gold solution is also scored by that
+            many ``benchforge score de`` processes at once on one shared work folder, and
+            each must get the gold's score (the cross-process scratch check).
     """
     logger = get_run_logger()
     overrides = datasets or {}
@@ -173,8 +194,13 @@ def verify_tasks(
                     twins.get(loaded.key),
                 )
             )
-        for future in futures:
+        for loaded, future in zip(tasks, futures, strict=True):
             results.append(future.result())
+            if concurrent_scorers > 1 and family_of(loaded).name in ("de_impl", "de_evol"):
+                data = heldout_dirs.get(loaded.key) or visible_dirs[loaded.key]
+                checked = concurrent_check(loaded, Path(data), root, concurrent_scorers)
+                if checked.problem():
+                    results[-1].problems.append(str(checked.problem()))
             logger.info(
                 "%s: %s", results[-1].task, "ok" if results[-1].ok else results[-1].problems
             )

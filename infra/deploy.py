@@ -5,7 +5,8 @@ instead, for workers (``prefect worker start --pool NAME``) to run
 
     nightly-eval      nightly() every day at 02:00 UTC (mutation checks included)
     verify-all-tasks  verify_tasks() of every shipped suite, mutations and reward hacks
-                      included, every day at 04:00 UTC (the exhaustive checks the test
+                      included, each DE gold also scored by 3 processes at once on one
+                      work folder, every day at 04:00 UTC (the exhaustive checks the test
                       suite leaves out)
     dataset-rebuild   rebuild_datasets() every Sunday at 01:00 UTC; with --anonymize-rebuilds
                       (or the anonymize_after parameter of a custom run) each dataset is also
@@ -121,7 +122,12 @@ def _specs(
             dict(
                 name="verify-all-tasks",
                 schedules=[Cron(VERIFY_CRON, timezone=timezone)],
-                parameters={"path": "task_specs", "mutations": True, "hacks": True},
+                parameters={
+                    "path": "task_specs",
+                    "mutations": True,
+                    "hacks": True,
+                    "concurrent_scorers": 3,
+                },
                 tags=["benchforge", "nightly"],
                 description="every shipped task: gold 100, do-nothing 0, each mutation as "
                 "predicted, each reward hack 0",

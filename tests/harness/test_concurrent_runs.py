@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 
 from benchforge.core.artifacts import open_store
+from benchforge.evaluation.families import family_of
+from benchforge.evaluation.tasks import load_task
+from benchforge.harness.concurrent_check import score_concurrently
 from benchforge.harness.store import RunStore
 from benchforge.synthesis.dataset import build_dataset
 from benchforge.synthesis.spec import load_spec
@@ -104,3 +107,21 @@ def test_three_runs_and_two_rescorings_at_once_agree(tmp_path: Path, dataset: Pa
     overlays = [p for p in (root / "work").rglob("gold_v2-*") if p.is_dir()]
     assert overlays and all((p / "dbt_project.yml").is_file() for p in overlays)
     assert not [p for p in (root / "work").rglob(".gold_v2-*")]
+
+
+def test_concurrent_scorers_of_one_work_folder_agree_and_a_failure_is_named(
+    tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nightly's longer version (verify_tasks(concurrent_scorers=3)), here with two."""
+    monkeypatch.setenv("BENCHFORGE_ARTIFACT_ROOT", str(tmp_path / "artifacts"))
+    task = load_task(FIXTURES / "task_specs" / "de-mini" / EVOL)
+    solution = family_of(task).solution(task, tmp_path / "solutions", dataset)
+    assert solution is not None
+    agreed = score_concurrently(task.key, task.folder, solution, dataset, tmp_path / "w", 2)
+    assert agreed.ok, agreed
+    assert agreed.metrics == [{"cs": 100.0, "cfs": 100.0, "sr": 100.0}] * 2
+    broken = score_concurrently(
+        task.key, task.folder, solution, tmp_path / "no-dataset", tmp_path / "w2", 2
+    )
+    assert not broken.ok and len(broken.failures) == 2
+    assert "scorer 0 exited" in str(broken.problem())

@@ -43,7 +43,12 @@ def test_nightly_is_scheduled_with_typed_parameters() -> None:
     # Every shipped task is verified exhaustively each night (the test suite samples them).
     verify_all = found["verify-all-tasks"]
     assert [s.schedule.cron for s in verify_all.schedules] == [VERIFY_CRON]  # type: ignore[union-attr]
-    assert verify_all.parameters == {"path": "task_specs", "mutations": True, "hacks": True}
+    assert verify_all.parameters == {
+        "path": "task_specs",
+        "mutations": True,
+        "hacks": True,
+        "concurrent_scorers": 3,  # the longer cross-process check
+    }
     # The weekly rebuild can also publish an anonymized release of each dataset: a parameter of
     # the deployment's form, on by default with --anonymize-rebuilds.
     rebuild = found["dataset-rebuild"]
