@@ -16,7 +16,8 @@ from benchforge.agents.registration import AgentResources, SolutionProvider, reg
 
 __all__ = ["OracleAgent", "OracleConfig", "SolutionProvider", "oracle"]
 
-_IGNORED = shutil.ignore_patterns("target", "logs", "dbt_packages", ".user.yml")
+# Build outputs only: a solution's dbt_packages/ are the task's vendored packages.
+_IGNORED = shutil.ignore_patterns("target", "logs", ".user.yml")
 
 
 class OracleConfig(BaseModel):

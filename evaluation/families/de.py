@@ -406,15 +406,7 @@ class DeImplFamily(DeFamily):
     def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> TaskGold:
         spec = spec_as(task, DeImplTask)
         folder = gold_cache(work / "gold", spec.domain, task.repo, dataset_dir)
-        # published once under a key of their content: concurrent runs share them safely
-        materials = work / "materials" / spec.id / skeleton_key(task.repo, spec.workspace_include)
-        skeleton = publish_once(
-            materials / "skeleton",
-            lambda path: make_skeleton(task.repo, path, spec.workspace_include),
-        )
-        received = publish_once(
-            materials / "gold", lambda path: gold_as_received(task.repo, skeleton, path)
-        )
+        skeleton, received = _impl_materials(task, work / "materials" / spec.id)
         return TaskGold(
             gold_folder=folder,
             repo=task.repo,
@@ -426,7 +418,10 @@ class DeImplFamily(DeFamily):
     def solution(
         self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
     ) -> Path | None:
-        return task.repo
+        """The gold as an agent would submit it (what verification scores, so the oracle's
+        submission finds verification's kept score)."""
+        spec = spec_as(task, DeImplTask)
+        return _impl_materials(task, work / "solutions" / spec.suite / spec.id)[1]
 
 
 class DeEvolFamily(DeFamily):
@@ -688,6 +683,20 @@ class DeArchFamily(DeFamily):
         return publish_once(
             work / "solutions" / spec.suite / f"{spec.id}@{spec.version}" / key, write
         )
+
+
+def _impl_materials(task: LoadedTask, folder: Path) -> tuple[Path, Path]:
+    """The de_impl skeleton and the gold as received, published once under ``folder`` by a
+    key of their content: concurrent runs share them safely."""
+    spec = spec_as(task, DeImplTask)
+    keyed = folder / skeleton_key(task.repo, spec.workspace_include)
+    skeleton = publish_once(
+        keyed / "skeleton", lambda path: make_skeleton(task.repo, path, spec.workspace_include)
+    )
+    received = publish_once(
+        keyed / "gold", lambda path: gold_as_received(task.repo, skeleton, path)
+    )
+    return skeleton, received
 
 
 def _gold_v2(task: LoadedTask, folder: Path) -> Path:
