@@ -51,9 +51,13 @@ class _View(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+PAGE_NAME_CHARS = 120  # a file name holds 255 bytes: a long agent spelling is cut, not fatal
+
+
 def trial_page(slug: str) -> str:
-    """The trial's page, relative to the site root: readable, and unique per slug."""
-    name = re.sub(r"[^A-Za-z0-9_.=+-]", "_", slug.replace("/", "__"))
+    """The trial's page, relative to the site root: readable (its first
+    :data:`PAGE_NAME_CHARS` characters), and unique per slug (a digest of all of it)."""
+    name = re.sub(r"[^A-Za-z0-9_.=+-]", "_", slug.replace("/", "__"))[:PAGE_NAME_CHARS]
     return f"trials/{name}-{hashlib.sha256(slug.encode()).hexdigest()[:8]}.html"
 
 

@@ -174,3 +174,11 @@ def test_a_missing_column_is_named_once_on_the_trial_page(
     node = dom.find("div", "node", id="node-fct_sales")
     assert node.text().lower().count("missing columns") == 1, node.text()
     assert "region" in node.text()
+
+
+def test_a_very_long_agent_spelling_gets_a_page_name_a_file_system_takes() -> None:
+    agent = "command=/opt/agents/" + "nested_folder/" * 20 + "agent.yaml"  # 300 characters
+    slugs = [f"de-crm/crm-impl-full@1/{agent}-{h}/-/epoch-0" for h in ("aaaa", "bbbb")]
+    names = [Path(trial_page(slug)).name for slug in slugs]
+    assert all(len(name.encode()) <= 255 for name in names), names
+    assert names[0] != names[1]  # the digest tells slugs apart whatever is cut
