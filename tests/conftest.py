@@ -105,14 +105,16 @@ def s3_bucket(s3_client: Any) -> Iterator[str]:
 # `--dist loadfile --no-loadscope-reorder`, so workers take whole files in collection order:
 # starting the longest files first keeps the run from ending on one worker still busy with a
 # long file while the other sits idle (longest-processing-time-first scheduling).
-SLOWEST_FILES = (
+SLOWEST_FILES = (  # by their measured total, slowest first (tests/README.md)
     "tests/integration/test_readme.py",
     "tests/integration/test_anonymize_release.py",
-    "tests/integration/test_byo_walkthrough.py",
-    "tests/integration/test_reward_hacks.py",
     "tests/integration/test_readme_commands.py",
+    "tests/integration/test_reward_hacks.py",
+    "tests/integration/test_byo_walkthrough.py",
+    "tests/cli/test_cli.py",
     "tests/evaluation/test_shipped_tasks.py",
     "tests/evaluation/test_heldout.py",
+    "tests/evaluation/test_tasks.py",
     "tests/evaluation/test_gold.py",
 )
 

@@ -22,6 +22,8 @@ from tests.catalogue_page.catalogue import (
 )
 from tests.catalogue_page.dom import read_table
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="no chromium on PATH (Debian: apt-get install chromium)"

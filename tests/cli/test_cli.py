@@ -16,6 +16,8 @@ from benchforge.synthesis.spec import load_domain
 from benchforge.synthesis.spec.generators import ForeignKeyGen
 from tests.paths import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 ROOT = REPO_ROOT
 
 

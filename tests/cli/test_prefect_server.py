@@ -19,6 +19,8 @@ from benchforge.synthesis.spec import load_spec
 from tests.paths import FIXTURES, REPO_ROOT
 from tests.support.datasets import write_dataset
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 SECRET = "prefect-server-test-secret-0123456789"
 
 

@@ -25,6 +25,8 @@ from benchforge.core.artifacts import (
 from benchforge.core.errors import ArtifactError, ArtifactNotFound, ChecksumMismatch
 from benchforge.core.settings import BenchforgeSettings, load_settings
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 S3_PREFIX = "some/prefix"
 BIG = 12 * 1024 * 1024  # above the 8 MiB multipart threshold
 

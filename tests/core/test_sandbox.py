@@ -39,6 +39,8 @@ from benchforge.core.sandbox.namespace import runtime_paths as namespace_runtime
 from benchforge.core.sandbox.uids import pids_of_uid
 from tests.paths import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 ROOT = REPO_ROOT
 # The sandbox gives every command a private /tmp: a checkout under /tmp (a CI clone) is not a
 # host folder the sandbox can see, so host-folder checks then use one that always is.

@@ -26,6 +26,8 @@ from benchforge.synthesis.dataset import build_dataset
 from benchforge.synthesis.spec import load_spec
 from tests.paths import FIXTURES
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 GOLD_REPO = FIXTURES / "mini_dbt"
 CATALOGUE = load_catalogue(FIXTURES / "mini_mutations.yaml")
 

@@ -16,6 +16,8 @@ from benchforge.evaluation.gold import repo_version
 from benchforge.synthesis.dataset import build_dataset
 from tests.paths import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 ROOT = REPO_ROOT
 DOMAINS = sorted(p.parent.name for p in (ROOT / "dbt_projects").glob("*/dbt_project.yml"))
 

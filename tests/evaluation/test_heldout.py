@@ -21,6 +21,8 @@ from benchforge.synthesis.dataset import build_dataset
 from benchforge.synthesis.spec import load_spec
 from tests.paths import FIXTURES
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 
 def test_seed_is_a_pure_function_of_secret_domain_scale_and_visible_seed() -> None:
     seed = heldout_seed(b"k1", "crm", 0.1, 7)

@@ -20,6 +20,8 @@ from benchforge.evaluation.tasks.models import DeScoring
 from tests.paths import FIXTURES
 from tests.support.datasets import mini_dataset
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 HELPER = "models/intermediate/int_contacts_counted.sql"
 DIM = "models/marts/dim_accounts.sql"
 FACT = "models/marts/fct_won_revenue_by_country.sql"

@@ -21,6 +21,8 @@ from benchforge.evaluation.de.boundary import ScoringFolders
 from benchforge.evaluation.de.scoring import _with_gold_packages
 from benchforge.evaluation.tasks.materials import AnsweringPackageError, make_skeleton
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 MACRO = "{% macro cents(x) %}cast(round({{ x }} * 100) as bigint){% endmacro %}\n"
 
 

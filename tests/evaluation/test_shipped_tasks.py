@@ -25,6 +25,8 @@ from benchforge.evaluation.tasks.materials import data_contract
 from benchforge.synthesis.dataset import build_dataset
 from tests.paths import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 ROOT = REPO_ROOT
 TASKS = load_tasks(ROOT / "task_specs")
 EXECUTABLE = [t for t in TASKS if t.spec.family in ("de_impl", "de_evol")]

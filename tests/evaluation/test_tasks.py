@@ -20,6 +20,8 @@ from benchforge.synthesis.dataset import build_dataset
 from benchforge.synthesis.spec import load_spec
 from tests.paths import FIXTURES, REPO_ROOT
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 ROOT = REPO_ROOT
 SUITE = FIXTURES / "task_specs" / "de-mini"
 SCHEMA_FILE = ROOT / "evaluation" / "tasks" / "task_spec.schema.json"

@@ -27,6 +27,8 @@ from benchforge.flows.calibrate import calibrate_judge, export_labelling, trial_
 from benchforge.harness.store import RunStore
 from tests.paths import FIXTURES
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 CALIBRATION = FIXTURES / "calibration"
 LOW = "mock-judge-noisy:sigma=0.05,seed=1"
 ARCH_TASK = ("de-mini", "mini-arch-retention", "1")

@@ -19,6 +19,8 @@ from benchforge.evaluation.gold import (
 )
 from tests.gold_builds.project import MODELS, listing, write_dataset, write_project
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -11,6 +11,8 @@ import pytest
 from benchforge.cli.main import main
 from tests.gold_builds.project import write_dataset, write_project
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 
 @pytest.fixture
 def artifacts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

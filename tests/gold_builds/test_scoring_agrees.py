@@ -16,6 +16,8 @@ from benchforge.evaluation.gold import build_gold
 from benchforge.evaluation.tasks.models import DeScoring, LayerRule
 from tests.gold_builds.project import write_dataset, write_project
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 SCORING = DeScoring(
     layers=[
         LayerRule(layer="marts", folder="models/reporting"),

@@ -22,6 +22,8 @@ from benchforge.synthesis.dataset import build_dataset
 from benchforge.synthesis.spec import load_spec
 from tests.paths import FIXTURES
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 TASKS_ROOT = str(FIXTURES / "task_specs")
 EVOL = "mini-evol-won-by-industry"
 

@@ -12,6 +12,8 @@ from benchforge.flows.runs import run_suite
 from benchforge.harness.store import RunStore
 from tests.paths import FIXTURES
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 TASKS_ROOT = str(FIXTURES / "task_specs")
 
 

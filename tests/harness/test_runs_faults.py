@@ -23,6 +23,8 @@ from benchforge.harness.store import RunStore
 from tests.paths import FIXTURES
 from tests.paths import REPO_ROOT as PROJECT_ROOT
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 TASKS_ROOT = str(FIXTURES / "task_specs")
 ARCH = "mini-arch-retention"
 GOLD_V2 = (

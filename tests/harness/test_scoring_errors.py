@@ -30,6 +30,8 @@ from benchforge.synthesis.dataset import build_dataset
 from benchforge.synthesis.spec import load_spec
 from tests.paths import FIXTURES
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 TASKS_ROOT = str(FIXTURES / "task_specs")
 IMPL = "mini-impl"
 RUN = "scoring-errors"

@@ -65,6 +65,8 @@ from benchforge.synthesis.spec import load_spec
 from tests.paths import FIXTURES
 from tests.support.chromium import assert_not_blank, chromium, dump_dom, parse_html
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 TASKS = FIXTURES / "task_specs" / "de-mini"
 EVOL, ARCH = "mini-evol-won-by-industry", "mini-arch-retention"
 MARTS_V2 = TASKS / EVOL / "gold_v2" / "models" / "marts"

@@ -22,6 +22,8 @@ from benchforge.harness.scoring import node_details
 from benchforge.harness.store import RunStore
 from tests.support.chromium import assert_not_blank, chromium, dump_dom
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 RUN_ID = "nightly-2026-01-31"
 MOCK = "mock-script:react-de-crm-sla-solve"
 # no character a browser breaks a line at: the column is as wide as the name

@@ -48,6 +48,8 @@ from tests.evaluation.judges.data import FULL_REPORT, QUESTION
 from tests.evaluation.judges.data import resolved_rubric as judged_rubric
 from tests.support.chromium import Element, assert_not_blank, chromium, parse_html
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 RUN_ID = "judged"
 REPORT_FILE = "report/report.md"
 BLUEPRINT_FILE = "design/blueprint.yaml"

@@ -36,6 +36,8 @@ from benchforge.harness.liveness import (
 from benchforge.harness.store import RunStore
 from tests.paths import FIXTURES, REPO_ROOT
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 TASKS_ROOT = str(FIXTURES / "task_specs")
 ARCH = "mini-arch-retention"
 EPOCHS = 16

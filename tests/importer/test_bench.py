@@ -9,7 +9,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.paths import REPO_ROOT
+
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
 
 SMOKE = ["bench/dataset_import.py", "--rows", "20000", "--small-rows", "2000", "--repeat", "1"]
 NUMBER = r"[\d,]+(?:\.\d+)?"

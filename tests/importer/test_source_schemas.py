@@ -21,6 +21,8 @@ from benchforge.synthesis.importer import DatasetImportError, import_dataset
 from tests.importer.checks import assert_dataset
 from tests.importer.test_import_files import assert_nothing_published, write_csvs
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 ROWS = {"orders": 4, "customers": 3}
 
 

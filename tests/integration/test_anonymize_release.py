@@ -26,6 +26,8 @@ from benchforge.flows.anonymize import anonymize
 from benchforge.synthesis.dataset import build_dataset
 from tests.paths import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 SECRET = "integration-test-secret-0123456789abcdef"
 # The README's commands (tests/integration/test_readme.py checks they are covered here).
 EXPORT_SECRET = (

@@ -16,8 +16,12 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.integration.byo_project import NO_OP_MUTATION, write_other_plan, write_shop
 from tests.paths import REPO_ROOT
+
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
 
 SECTION = "## Bring your own dbt project"
 

@@ -21,6 +21,8 @@ from tests.integration.test_readme import (
     section_commands,
 )
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -62,6 +62,8 @@ from tests.support.mini_hacks import (
     Mini,
 )
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 
 @pytest.fixture(scope="module")
 def host() -> Iterator[Path]:

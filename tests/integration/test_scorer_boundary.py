@@ -22,6 +22,8 @@ from tests.paths import REPO_ROOT
 from tests.support.mini_hacks import GOLD_REPO, SCRATCH, Mini
 from tests.support.open_audit import AuditLog, run_audited, strace_binary
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 # The catalogue entries aimed at what a scorer opens after the candidate ran (every entry also
 # scores 0 in tests/integration/test_reward_hacks.py, untraced).
 HOSTILE = ["planted-macro-compare-db", "symlinked-scorer-files", "scorer-crash-symlinks"]

@@ -33,6 +33,8 @@ import pytest
 from tests.paths import FIXTURES, REPO_ROOT
 from tests.support import postgres
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 ROOT = REPO_ROOT
 POOL = "benchforge-topology"
 BACKFILL_RUN = "topology-backfill"

@@ -24,6 +24,8 @@ import pytest
 
 from tests.paths import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 ROOT = REPO_ROOT
 SHIPPED_TASKS = sorted(p.parent for p in (ROOT / "task_specs").rglob("task.yaml"))
 # The top-level folders of the checkout: inside the wheel only as benchforge.<name>.

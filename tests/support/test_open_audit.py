@@ -18,6 +18,8 @@ from tests.support.open_audit import (
     run_audited,
 )
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 # A synthetic scorer: opens W1 before the candidate step, runs the candidate (which writes and
 # reads W1 inside the sandbox), then opens what it wrote with Python and with DuckDB (C++, on
 # DuckDB's own threads too), follows a symlink into W1 from elsewhere, runs a trusted request

@@ -24,6 +24,8 @@ from benchforge.synthesis.engine import generate_dataset, pools
 from benchforge.synthesis.spec import DomainSpec, load_domain, load_spec
 from tests.synthesis.hospital import column, hospital, table, write_spec
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 
 class _RealTypeCheck(type):
     """``isinstance(real_date, FakeDate)`` stays true, as Faker's argument parsing expects."""

@@ -20,6 +20,8 @@ from benchforge.synthesis.validation import (
 )
 from tests.paths import FIXTURES
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 MINI = FIXTURES / "mini_domain.yaml"
 CUSTOMERS = 400
 ORDERS = 2000

@@ -17,6 +17,8 @@ from benchforge.evaluation.tasks.authoring import ParsedRepos, review_task
 from tests.task_authoring.conftest import Shop
 from tests.task_authoring.tiny import MUTATION, write_overlay
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 
 def test_the_scaffold_names_the_repository_version_and_validates(
     env: Shop, capsys: pytest.CaptureFixture[str]

@@ -38,6 +38,8 @@ from benchforge.evaluation.calibration.store import (
 from benchforge.evaluation.judges.client import Judge, JudgeSettings
 from tests.paths import FIXTURES
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 CALIBRATION = FIXTURES / "calibration"
 LOW = "mock-judge-noisy:sigma=0.05,seed=1"
 # the fixture's raters label truth + N(0, 0.12 x points) (rounded to halves): this judge's

@@ -34,6 +34,8 @@ from benchforge.evaluation.tasks import LoadedTask, TaskSpecError, load_task
 from tests.evaluation.da.conftest import SEEDS, DaData
 from tests.evaluation.da.test_da_data import NoCallLlm, copy_task
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 TASK = "crm-da-campaign-budget"
 RANK = {"a": "alpha", "b": "beta", "c": "gamma"}
 

@@ -26,6 +26,8 @@ from benchforge.evaluation.tasks import LoadedTask, TaskSpecError, load_task
 from tests.evaluation.da.conftest import SEEDS, DaData
 from tests.paths import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 TASK = "crm-da-bookings-2024"
 
 

@@ -18,6 +18,8 @@ from tests.evaluation.da.conftest import DaData
 from tests.evaluation.da.test_da_data import NoCallLlm
 from tests.evaluation.da.test_da_tasks import TASK_IDS
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 METRICS = {
     "score_da",
     "rubric",

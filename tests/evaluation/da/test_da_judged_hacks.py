@@ -20,6 +20,8 @@ from benchforge.evaluation.judges.hacks import load_judged_hacks
 from benchforge.evaluation.tasks import LoadedTask
 from tests.evaluation.da.conftest import DaData
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 HACKS = load_judged_hacks()
 
 

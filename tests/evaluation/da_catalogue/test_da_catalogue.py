@@ -47,6 +47,8 @@ from tests.evaluation.da_catalogue.faithful import (
 )
 from tests.paths import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 FOLDERS = task_folders()
 ALL_FOLDERS = task_folders(suites=ALL_SUITES)
 IDS = [f.name for f in FOLDERS]

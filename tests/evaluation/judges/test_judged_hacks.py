@@ -19,6 +19,8 @@ from tests.evaluation.judges.conftest import JudgeFactory
 from tests.evaluation.judges.data import PARTIAL_REPORT, QUESTION, resolved_rubric
 from tests.evaluation.judges.gsb_reports import DRAFT, NUMBERS, WEAK
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 RUBRIC = resolved_rubric()
 HACKS = load_judged_hacks()
 BASELINES = {"weak": WEAK, "numbers": NUMBERS, "draft": DRAFT}
