@@ -15,6 +15,8 @@ from tests.integration import test_anonymize_release as anonymize_release
 from tests.integration.test_byo_walkthrough import walkthrough_commands
 from tests.paths import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
+
 ROOT = REPO_ROOT
 README = (ROOT / "README.md").read_text()
 
