@@ -21,9 +21,8 @@ from benchforge.evaluation.families import family_of
 from benchforge.evaluation.tasks import load_task
 from benchforge.harness.concurrent_check import score_concurrently
 from benchforge.harness.store import RunStore
-from benchforge.synthesis.dataset import build_dataset
-from benchforge.synthesis.spec import load_spec
 from tests.paths import FIXTURES
+from tests.support.datasets import mini_dataset
 
 pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
 
@@ -33,11 +32,7 @@ EVOL = "mini-evol-won-by-industry"
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("ds") / "mini"
-    build_dataset(
-        load_spec(FIXTURES / "mini_domain.yaml"), scale=1, seed=7, out=str(out), validate=False
-    )
-    return out
+    return mini_dataset(tmp_path_factory.mktemp("ds") / "mini")
 
 
 def _start(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
