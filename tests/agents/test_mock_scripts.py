@@ -94,7 +94,7 @@ def test_every_shipped_script_loads_in_a_checkout(
     assert unavailable == {}
     assert set(scripts) == set(shipped)
     assert MockServerConfig().all_scripts().keys() >= SHIPPED
-    assert (PROJECT_ROOT / "task_specs").resolve() == REPO_ROOT / "task_specs"
+    assert (PROJECT_ROOT / "task_specs").resolve() == (REPO_ROOT / "task_specs").resolve()
 
 
 def test_file_references_are_replaced_by_the_file_text(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ from benchforge.flows.verify import verify_tasks
 NIGHTLY_CRON = "0 2 * * *"
 REBUILD_CRON = "0 1 * * 0"
 VERIFY_CRON = "0 4 * * *"
-CHECKOUT = Path(__file__).resolve().parents[1]
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 class ClosedParameterSchema(ParameterSchema):

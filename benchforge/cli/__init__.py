@@ -1,0 +1,4 @@
+"""The ``benchforge`` command: one module per stage, on top of flows and libraries."""
+
+if not __name__.startswith("benchforge."):  # one name per module (README, "Layout")
+    raise ImportError(f"import benchforge.{__name__}, not {__name__}")

@@ -1,0 +1,4 @@
+"""Deployments: how the flows are scheduled and exposed in the Prefect UI."""
+
+if not __name__.startswith("benchforge."):  # one name per module (README, "Layout")
+    raise ImportError(f"import benchforge.{__name__}, not {__name__}")

@@ -1,1 +1,0 @@
-"""Evaluation library: dbt execution, gold builds, task specs and scorers (no Prefect imports)."""

@@ -1,1 +1,0 @@
-"""Deployments: how the flows are scheduled and exposed in the Prefect UI."""
