@@ -304,24 +304,21 @@ def verify(args: argparse.Namespace) -> int:
     _fail_on_problems([review_problems(t) for t in tasks])
     datasets = _verify_datasets(args.dataset, sorted({t.spec.domain for t in tasks}))
     use_prefect(args.verbose)
+    from benchforge.core.records.verification import HACKS
     from benchforge.flows.verify import verification_cells, verify_tasks
 
     results = verify_tasks(path=str(root), datasets=datasets or None, hacks=not args.no_hacks)
     for r in results:
         gold, empty, checks, held = verification_cells(r)
-        extra = ""
-        if r.judged is not None and checks != "-":
-            extra += f", {checks}"
-        elif r.mutations:
-            extra += f", mutations {checks} as predicted"
-        if r.hacks:
+        extra = f", {checks}" if checks != "-" else ""
+        if held != "-":
             extra += f", reward hacks {held} held"
-        print(f"ok  {r.task}: gold {gold}, empty {empty}{extra}")
-    tried = sum(len(r.hacks) for r in results)
+        print(f"ok  {r.task}: {gold}, {empty}{extra}")
+    hacks = [c for r in results for c in r.group(HACKS)]
     if args.no_hacks:
         print("reward hacks: not tried (--no-hacks; the nightly verification tries them all)")
     else:
-        print(f"reward hacks: {tried} tried, {sum(h.ok for r in results for h in r.hacks)} held")
+        print(f"reward hacks: {len(hacks)} tried, {sum(c.passed for c in hacks)} held")
     return 0
 
 

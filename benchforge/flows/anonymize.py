@@ -43,6 +43,7 @@ from benchforge.core.errors import BenchforgeError, ConfigError
 from benchforge.core.progress import StageDone, emit
 from benchforge.core.publish import Target, discard, prepare_target, publish
 from benchforge.core.records import DatasetRecord
+from benchforge.core.records.verification import EMPTY, REFERENCE
 from benchforge.core.settings import load_settings
 from benchforge.evaluation.de.tasks import gold_cache
 from benchforge.evaluation.families import VerifyOptions, family_of
@@ -136,8 +137,8 @@ def benchmark_task(staged: StagedRelease, suite: str | None, work: str) -> Bench
                         )
                     )
                     continue
-                primary = result.judged.reference_score or 0.0 if result.judged else result.gold.sr
-                empty = result.judged.empty_score or 0.0 if result.judged else result.empty.sr
+                primary = result.score(REFERENCE) or 0.0
+                empty = result.score(EMPTY) or 0.0
                 checks.append(
                     TaskCheck(
                         task=loaded.key,

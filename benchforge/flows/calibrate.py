@@ -47,6 +47,7 @@ from benchforge.evaluation.calibration.sheets import sample_cases, write_labelli
 from benchforge.evaluation.calibration.stats import BootstrapSettings
 from benchforge.evaluation.calibration.store import calibration_needed, save_report
 from benchforge.evaluation.families import family_of
+from benchforge.evaluation.judges.breakdown import judge_record_of
 from benchforge.evaluation.judges.client import (
     DEFAULT_JUDGE_MODEL,
     MOCK_JUDGE_MODEL,
@@ -185,7 +186,7 @@ def export_labelling(
     settings = settings or load_settings()
     run = RunStore(open_store(settings.artifact_root), run_id)
     spec = run.require_spec()
-    judged = [s for s in run.read_scores() if s.status == "scored" and s.judged is not None]
+    judged = [s for s in run.read_scores() if s.status == "scored" and judge_record_of(s)]
     if not judged:
         raise BenchforgeError(
             f"run {run_id!r} has no judged trials (da_open / de_arch tasks scored by a judge): "

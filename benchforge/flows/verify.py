@@ -15,8 +15,8 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from benchforge.core.catalogue import catalogue as find_catalogue
 from benchforge.core.errors import BenchforgeError, ConfigError
+from benchforge.core.records.verification import EMPTY, HACKS, REFERENCE, TaskVerification
 from benchforge.core.settings import load_settings
-from benchforge.evaluation.de.tasks import TaskVerification
 from benchforge.evaluation.families import VerifyOptions, family_of
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.tasks import LoadedTask, load_tasks
@@ -26,27 +26,16 @@ from benchforge.harness.judging import judge_session
 
 
 def verification_cells(r: TaskVerification) -> list[str]:
-    """gold, empty, mutations, hacks: as the verify table and ``benchforge task verify`` show
-    them (a judged task: its reference and empty scores, and what the wrong-anchor report
-    lost)."""
-    held = f"{sum(h.ok for h in r.hacks)}/{len(r.hacks)}" if r.hacks else "-"
-    if r.judged is not None:
-        j = r.judged
-        lost = "-"
-        if j.expected_lost:
-            lost = f"wrong anchors lost {len(j.lost)}/{len(j.expected_lost)} items"
-        return [f"reference {_num(j.reference_score)}", _num(j.empty_score), lost, held]
-    muts = f"{sum(m.ok for m in r.mutations)}/{len(r.mutations)}" if r.mutations else "-"
+    """reference, empty, the family's own checks, reward hacks: as the verify table and
+    ``benchforge task verify`` show them (``gold 100/100/100``, ``empty 0/0/0``,
+    ``mutations 6/6``, ``28/28``)."""
+    own = [g for g in r.groups() if g not in (REFERENCE, EMPTY, HACKS)]
     return [
-        f"{r.gold.cs:.0f}/{r.gold.cfs:.0f}/{r.gold.sr:.0f}",
-        f"{r.empty.cs:.0f}/{r.empty.cfs:.0f}/{r.empty.sr:.0f}",
-        muts,
-        held,
+        r.shown(REFERENCE),
+        r.shown(EMPTY),
+        ", ".join(f"{g} {r.tally(g)}" for g in own) or "-",
+        r.tally(HACKS),
     ]
-
-
-def _num(value: float | None) -> str:
-    return "unscored" if value is None else f"{value:.1f}"
 
 
 def _claim_twins(

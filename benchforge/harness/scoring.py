@@ -6,8 +6,9 @@ identical submissions (the oracle's or the null agent's epochs, say) share one s
 :class:`ScoreMemo` keys scores by the submitted repository's content within a run, and executed
 families keep theirs across runs (:mod:`benchforge.evaluation.de.score_cache`).
 
-Each score keeps why every node matched or not (``TrialScore.nodes``, see
-:func:`node_details`), bounded so a score stays small however wide or wrong the tables are.
+Each score keeps its family's breakdown (why every DE node matched or not, a judged family's
+items), bounded so a score stays small however wide or wrong the tables are; a score on a
+held-out dataset keeps the visible dataset's score beside it (``TrialScore.visible``).
 """
 
 from __future__ import annotations
@@ -20,37 +21,24 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from benchforge.core.digest import tree_digest
-from benchforge.core.records import JudgeRecord, NodeDetail, ScoreStatus, TrialResult, TrialScore
+from benchforge.core.records import (
+    ScoreBreakdown,
+    ScoreStatus,
+    TrialResult,
+    TrialScore,
+    VisibleScore,
+)
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.core.scratch import private_folder
-from benchforge.evaluation.de.details import (
-    EXAMPLE_COLUMNS,
-    EXAMPLE_ROWS,
-    LIST_ITEMS,
-    REASON_CHARS,
-    VALUE_CHARS,
-    node_check,
-    node_detail,
-    node_details,
-    withhold_examples,
-)
 from benchforge.evaluation.families import SubmissionScore, family_of
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.executor import rebuild_workspace
 from benchforge.harness.store import RunStore
 
-__all__ = [  # the bounded node detail is the DE family's (benchforge.evaluation.de.details)
-    "EXAMPLE_COLUMNS",
-    "EXAMPLE_ROWS",
-    "LIST_ITEMS",
-    "REASON_CHARS",
-    "VALUE_CHARS",
+__all__ = [
     "GoldCache",
     "ScoreMemo",
-    "node_check",
-    "node_detail",
-    "node_details",
     "score_trial",
     "scoring_error",
     "tree_digest",
@@ -106,9 +94,8 @@ def trial_score(
     success: bool | None = None,
     scored_on: str | None = None,
     scoring_sandbox: str | None = None,
-    nodes: list[NodeDetail] | None = None,
-    nodes_visible: list[NodeDetail] | None = None,
-    judged: JudgeRecord | None = None,
+    breakdown: ScoreBreakdown | None = None,
+    visible: VisibleScore | None = None,
     score_reused: bool = False,
 ) -> TrialScore:
     """The score of ``result``: its key and what the agent spent, with the scorer's verdict."""
@@ -132,9 +119,8 @@ def trial_score(
         scored_on=scored_on,
         scoring_sandbox=scoring_sandbox,
         score_reused=score_reused,
-        nodes=nodes or [],
-        nodes_visible=nodes_visible or [],
-        judged=judged,
+        breakdown=breakdown,
+        visible=visible,
     )
 
 
@@ -155,8 +141,8 @@ def score_trial(
 ) -> TrialScore:
     """Scores one finished trial by its task's family. With ``heldout_dir`` the metrics are
     those on the held-out dataset, and (``visible_too``) the visible dataset's are kept beside
-    them as ``<metric>_visible``; the held-out score keeps no example rows (only counts and
-    differing columns) unless ``show_heldout_examples``."""
+    them (``TrialScore.visible``); the held-out score's breakdown keeps nothing that shows the
+    held-out data (DE: example rows) unless ``show_heldout_examples``."""
     if result.status == "infra_error":
         return trial_score(result, "infra_error", detail=result.error)
     family = family_of(task)
@@ -187,33 +173,35 @@ def score_trial(
                     trial_work / f"score-{label}",
                     sandbox=sandbox,
                     unsandboxed=unsandboxed,
+                    answer=result.answer,
                     **judged,
                 )
 
-            ident = (task.key, str(data), str(unsandboxed), digest)
+            ident = (task.key, str(data), str(unsandboxed), digest, result.answer or "")
             scores[label] = memo.score(ident, compute)
     finally:
         shutil.rmtree(trial_work, ignore_errors=True)
     score = scores.get("heldout") or scores["visible"]
     seen = scores.get("visible") if "heldout" in scores else None
-    metrics = dict(score.metrics)
-    if seen is not None:
-        metrics |= {f"{k}_visible": v for k, v in seen.metrics.items()}
+    breakdown = score.breakdown
+    if breakdown is not None and "heldout" in scores and not show_heldout_examples:
+        breakdown = breakdown.withheld()
     return trial_score(
         result,
         "scored",
-        metrics=metrics,
+        metrics=dict(score.metrics),
         primary=score.primary,
         success=score.success,
         scored_on="heldout" if "heldout" in scores else "visible",
         scoring_sandbox=score.sandbox,
         score_reused=all(s.reused for s in scores.values()),
         detail=score.detail,
-        nodes=score.nodes
-        if show_heldout_examples or "heldout" not in scores
-        else withhold_examples(score.nodes),
-        nodes_visible=seen.nodes if seen is not None else [],
-        judged=score.judged,
+        breakdown=breakdown,
+        visible=VisibleScore(
+            metrics=dict(seen.metrics), success=seen.success, breakdown=seen.breakdown
+        )
+        if seen is not None
+        else None,
     )
 
 

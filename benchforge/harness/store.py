@@ -10,6 +10,7 @@ from __future__ import annotations
 from benchforge.core.artifacts import LAYOUT, ArtifactStore
 from benchforge.core.errors import ArtifactNotFound, BenchforgeError
 from benchforge.core.records import RunSpec, TrialResult, TrialScore
+from benchforge.evaluation.families.registry import families
 
 
 class RunStore:
@@ -125,6 +126,7 @@ class RunStore:
             self.store.delete(marker)
 
     def read_scores(self) -> list[TrialScore]:
+        families()  # each family registers the type of its scores' breakdown when imported
         return [
             TrialScore.model_validate_json(self.store.get_bytes(self.score_key(slug)))
             for slug in sorted(self.scored_slugs())

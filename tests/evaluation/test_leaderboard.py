@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from benchforge.core.artifacts import open_store
-from benchforge.core.records import JudgeRecord, TrialKey, TrialScore
+from benchforge.core.records import TrialKey, TrialScore
 from benchforge.evaluation.calibration.store import CalibrationMarker, marker_key, report_key
+from benchforge.evaluation.judges.breakdown import JudgeRecord
 from benchforge.evaluation.leaderboard import (
     CalibrationEntry,
     Leaderboard,
@@ -565,7 +566,7 @@ def judged_ts(agent: str, task: str, rubric_version: str, *, judge_model: str = 
         primary="score_da",
         success=False,
         termination="finished",
-        judged=JudgeRecord(judges=judges),
+        breakdown=JudgeRecord(judges=judges),
     )
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchforge.core.records.verification import EMPTY, REFERENCE
 from benchforge.evaluation.de.mutations import load_catalogue
-from benchforge.evaluation.de.tasks import prepare_gold, verify_task, workspace
+from benchforge.evaluation.de.tasks import DeVerification, prepare_gold, verify_task, workspace
 from benchforge.evaluation.tasks import TaskSpecError, load_task, load_tasks, task_json_schema
 from benchforge.evaluation.tasks.materials import data_contract, make_skeleton, write_contract
 from benchforge.synthesis.dataset import build_dataset
@@ -129,9 +130,15 @@ def test_verify_impl_task_with_mutations(dataset: Path, work: Path) -> None:
     catalogue = load_catalogue(FIXTURES / "mini_mutations.yaml")
     result = verify_task(impl, dataset, work, catalogue)
     assert result.ok, result.problems
-    assert (result.gold.cs, result.gold.cfs, result.gold.sr) == (100, 100, 100)
-    assert (result.empty.cs, result.empty.cfs, result.empty.sr) == (0, 0, 0)
-    assert len(result.mutations) == 6 and all(m.ok for m in result.mutations)
+    assert result.shown(REFERENCE) == "gold 100/100/100"
+    assert result.shown(EMPTY) == "empty 0/0/0"
+    assert result.tally("mutations") == "6/6" and result.groups() == [REFERENCE, EMPTY, "mutations"]
+    record = result.record
+    assert isinstance(record, DeVerification)
+    assert len(record.mutations) == 6 and all(m.ok for m in record.mutations)
+    first = result.group("mutations")[0]
+    assert first.name == f"mutation {record.mutations[0].id}" and first.passed
+    assert first.expected == first.observed != "100/100/100"
 
 
 def test_a_mutation_that_changes_no_output_is_refused(
@@ -159,7 +166,7 @@ def test_verify_evol_task_scores_only_changed_nodes(dataset: Path, work: Path) -
     assert gold.scored_nodes == ["fct_won_revenue_by_country", "fct_won_revenue_by_industry"]
     result = verify_task(evol, dataset, work)
     assert result.ok, result.problems
-    assert (result.empty.cs, result.empty.cfs, result.empty.sr) == (0, 0, 0)
+    assert result.shown(EMPTY) == "empty 0/0/0" and result.score(EMPTY) == 0
 
 
 def test_score_de_command(dataset: Path, tmp_path: Path) -> None:

@@ -16,12 +16,13 @@ import pytest
 from benchforge.cli.main import main
 from benchforge.core.artifacts import open_store
 from benchforge.core.errors import BenchforgeError
-from benchforge.core.records import AgentLimits, JudgeRecord, RunSpec, TrialResult, TrialScore
+from benchforge.core.records import AgentLimits, RunSpec, TrialResult, TrialScore
 from benchforge.core.records.trials import TrialKey
 from benchforge.evaluation.calibration.cases import read_cases
 from benchforge.evaluation.calibration.labels import LabelsError
 from benchforge.evaluation.calibration.models import CalibrationReport
 from benchforge.evaluation.calibration.store import calibration_needed
+from benchforge.evaluation.judges.breakdown import JudgeRecord
 from benchforge.flows import calibrate as calibrate_flows
 from benchforge.flows.calibrate import calibrate_judge, export_labelling, trial_cases
 from benchforge.harness.store import RunStore
@@ -100,7 +101,7 @@ def _scored_run(run_id: str, judged: bool = True) -> Iterator[str]:
                 metrics={"rubric": 50.0},
                 primary="rubric",
                 scored_on="visible",
-                judged=JudgeRecord() if judged else None,
+                breakdown=JudgeRecord() if judged else None,
             )
         )
         yield key.slug

@@ -13,6 +13,8 @@ import pytest
 from benchforge.agents.mock_llm import FaultConfig, MockServerConfig, run_server
 from benchforge.core.artifacts import open_store
 from benchforge.core.records import LlmOptions, TrialScore
+from benchforge.core.records.verification import EMPTY, REFERENCE
+from benchforge.evaluation.judges.breakdown import judge_record_of
 from benchforge.flows.report import report
 from benchforge.flows.runs import run_suite, score_run
 from benchforge.flows.verify import verify_tasks
@@ -82,7 +84,10 @@ def test_oracle_scores_100_and_null_0_and_a_rerun_redoes_nothing(
         if task_id == "mini-arch-retention":
             expected_rubric = 100.0 if agent == "oracle" else 0.0
             assert s.metrics["rubric"] == expected_rubric, (agent, s.metrics)
-            assert s.judged is not None and s.judged.judges[0]["model"] == "mock-judge"
+            assert (
+                judge_record_of(s) is not None
+                and judge_record_of(s).judges[0].model == "mock-judge"
+            )
             continue
         expected = 100.0 if agent == "oracle" else 0.0
         assert s.metrics == {"cs": expected, "cfs": expected, "sr": expected}, (agent, task_id)
@@ -172,11 +177,11 @@ def test_verification_uses_the_run_datasets(artifacts: Path, dataset: Path) -> N
         "de-mini/mini-arch-retention@1",  # judged: reference blueprint >= 90, empty 0
     }
     assert {r.dataset for r in results} == {str(dataset)}
-    executed = [r for r in results if r.judged is None]
-    assert all(r.ok and r.gold.sr == 100 and r.empty.cs == 0 for r in executed)
-    (judged,) = [r for r in results if r.judged is not None]
-    assert judged.ok and judged.judged is not None
-    assert judged.judged.reference_score == 100.0 and judged.judged.empty_score == 0.0
+    assert all(r.ok and r.score(REFERENCE) == 100 and r.score(EMPTY) == 0 for r in results)
+    executed = [r for r in results if r.shown(REFERENCE).startswith("gold ")]
+    assert all(r.shown(EMPTY) == "empty 0/0/0" for r in executed) and len(executed) == 2
+    (judged,) = [r for r in results if r not in executed]
+    assert judged.shown(REFERENCE) == "reference 100.0" and judged.shown(EMPTY) == "empty 0.0"
 
 
 def test_resuming_a_run_with_other_inputs_is_refused(

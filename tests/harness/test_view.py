@@ -39,7 +39,14 @@ from benchforge.core.records import (
     TrialScore,
 )
 from benchforge.core.sandbox import default_backend
+from benchforge.evaluation.de.breakdown import nodes_of
 from benchforge.evaluation.de.compare import NodeComparison, compare_relations
+from benchforge.evaluation.de.details import (
+    EXAMPLE_COLUMNS,
+    VALUE_CHARS,
+    de_breakdown,
+    node_details,
+)
 from benchforge.evaluation.de.scoring import DeScore, NodeScore, layered_score
 from benchforge.evaluation.de.tasks import gold_cache_folder
 from benchforge.evaluation.gold import build_gold
@@ -52,13 +59,7 @@ from benchforge.harness.browser.site import serve
 from benchforge.harness.executor import LimitedSandbox, RunContext, run_chunk
 from benchforge.harness.matrix import expand
 from benchforge.harness.models import TrialPlan
-from benchforge.harness.scoring import (
-    EXAMPLE_COLUMNS,
-    VALUE_CHARS,
-    GoldCache,
-    node_details,
-    score_trial,
-)
+from benchforge.harness.scoring import GoldCache, score_trial
 from benchforge.harness.store import RunStore
 from benchforge.synthesis.dataset import build_dataset
 from benchforge.synthesis.spec import load_spec
@@ -480,7 +481,7 @@ def test_node_details_keep_the_differing_columns_and_a_few_rows() -> None:
         primary="cs",
         success=False,
         termination="finished",
-        nodes=node_details(score),
+        breakdown=de_breakdown(score),
     )
     view = trial_view(result, stored)
     assert view.row.status == "failure" and view.row.page == trial_page(key.slug)
@@ -539,13 +540,14 @@ def test_heldout_scores_withhold_example_rows_unless_the_operator_asks(stored: S
 
     hidden, shown = score(False), score(True)
     assert hidden.scored_on == "heldout" and hidden.metrics["cs"] == 50.0
-    wrong = next(n for n in hidden.nodes if n.name == "fct_won_revenue_by_industry")
+    wrong = next(n for n in nodes_of(hidden) if n.name == "fct_won_revenue_by_industry")
     assert wrong.cs.examples_withheld and not wrong.cs.examples_gold
     assert not wrong.cs.examples_candidate and not wrong.cfs.examples_gold
     assert set(wrong.cs.column_mismatches) == {"won_amount"} and wrong.cs.differing_rows
-    visible = next(n for n in hidden.nodes_visible if n.name == wrong.name)
+    assert hidden.visible is not None
+    visible = next(n for n in nodes_of(hidden.visible.breakdown) if n.name == wrong.name)
     assert visible.cs.examples_gold and not visible.cs.examples_withheld
-    kept = next(n for n in shown.nodes if n.name == wrong.name)
+    kept = next(n for n in nodes_of(shown) if n.name == wrong.name)
     assert kept.cs.examples_gold and not kept.cs.examples_withheld
     page = trial_page_html(trial_view(result, hidden), "r")
     assert "Example rows withheld" in page

@@ -15,10 +15,10 @@ import pytest
 from benchforge.core.artifacts import open_store
 from benchforge.core.records import AgentLimits, RunSpec, TrialKey, TrialResult, TrialScore
 from benchforge.evaluation.de.compare import compare_relations
+from benchforge.evaluation.de.details import de_breakdown
 from benchforge.evaluation.de.scoring import DeScore, NodeScore, layered_score
 from benchforge.evaluation.tasks.models import DeScoring
 from benchforge.harness.browser import trial_page, write_site
-from benchforge.harness.scoring import node_details
 from benchforge.harness.store import RunStore
 from tests.support.chromium import assert_not_blank, chromium, dump_dom
 
@@ -97,7 +97,7 @@ def _write_run(root: Path, agents: list[str]) -> RunStore:
                 primary="cs",
                 success=False,
                 termination="finished",
-                nodes=node_details(score),
+                breakdown=de_breakdown(score),
             )
         )
     return run

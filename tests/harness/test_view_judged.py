@@ -19,12 +19,12 @@ from benchforge.core.artifacts import open_store
 from benchforge.core.llm import LlmLedger
 from benchforge.core.records import (
     AgentLimits,
-    JudgeRecord,
     RunSpec,
     TrialKey,
     TrialResult,
     TrialScore,
 )
+from benchforge.evaluation.judges.breakdown import JudgeRecord, judge_record_of
 from benchforge.evaluation.judges.models import (
     AnchorValue,
     ArchitectureScore,
@@ -293,7 +293,7 @@ def _score(key: TrialKey, family: str, record: JudgeRecord, metrics: dict[str, f
         primary=primary,
         success=False,
         termination="finished",
-        judged=record,
+        breakdown=record,
     )
 
 
@@ -459,21 +459,21 @@ def test_the_page_escapes_a_hostile_report_and_judge(tmp_path: Path) -> None:
     """Every string the agent or the judge wrote is text on the page: the report, quotes,
     reasons, flags and item ids."""
     result, score = da_trial()
-    assert score.judged is not None
+    assert judge_record_of(score) is not None
     hostile = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
     items = [
         i.model_copy(update={"id": hostile, "reason": hostile, "flags": [hostile]})
         if i.id == "c1"
         else i
-        for i in score.judged.items
+        for i in judge_record_of(score).items
     ]
-    record = score.judged.model_copy(
+    record = judge_record_of(score).model_copy(
         update={"items": items, "injection_flags": [hostile], "output": hostile}
     )
     page = trial_page_html(
         trial_view(
             result.model_copy(update={"outputs": {hostile: REPORT + hostile}}),
-            score.model_copy(update={"judged": record}),
+            score.model_copy(update={"breakdown": record}),
         ),
         RUN_ID,
     )
@@ -508,7 +508,8 @@ def test_a_cut_quote_is_matched_on_the_part_it_kept() -> None:
 
 
 def test_the_record_keeps_checks_anchors_pairs_and_the_judged_file() -> None:
-    record = da_trial()[1].judged
+    record = judge_record_of(da_trial()[1])
+    assert record is not None
     assert record is not None and record.output == REPORT_FILE
     items = {i.id: i for i in record.items}
     a2 = items["a2"]
@@ -528,7 +529,7 @@ def test_the_record_keeps_checks_anchors_pairs_and_the_judged_file() -> None:
 def test_scores_without_the_judged_file_say_why_there_is_no_text() -> None:
     old = JudgeRecord(
         judges=[{"judge": "rubric", "model": "m", "prompt_version": "p"}],
-        items=da_trial()[1].judged.items,  # type: ignore[union-attr]
+        items=judge_record_of(da_trial()[1]).items,  # type: ignore[union-attr]
     )
     view = judged_view(old, None)
     assert view.segments is None and "--rescore" in (view.note or "")

@@ -15,6 +15,7 @@ import pytest
 from benchforge.core.artifacts import open_store
 from benchforge.core.records import TrialScore
 from benchforge.core.settings import load_settings
+from benchforge.evaluation.judges.breakdown import judge_record_of
 from benchforge.flows.report import report
 from benchforge.flows.runs import run_suite, score_run
 from benchforge.harness.store import RunStore
@@ -72,15 +73,17 @@ def test_a_da_run_is_judged_and_rescoring_sends_no_request(artifacts: Path, data
     assert oracle.primary == "score_da" and oracle.metrics["score_da"] >= 90.0
     assert oracle.success is True
     assert null.metrics["score_da"] == 0.0 and null.success is False
-    assert null.judged is not None and null.judged.requests == 0  # an empty report: no call
+    assert (
+        judge_record_of(null) is not None and judge_record_of(null).requests == 0
+    )  # an empty report: no call
     # react-da's generic report is scored, dimension by dimension, well below the reference
     assert set(react.metrics) >= DIMENSIONS
     assert react.metrics["score_da"] < oracle.metrics["score_da"]
     assert react.key.model == "mock-script:react-da-report" and react.used_mock_llm
-    judged = oracle.judged
+    judged = judge_record_of(oracle)
     assert judged is not None and judged.used_mock_llm and not judged.unscored
-    assert {j["judge"] for j in judged.judges} == {"rubric", "gsb"}
-    assert all(j["model"] == "mock-judge" and j["prompt_version"] for j in judged.judges)
+    assert {j.judge for j in judged.judges} == {"rubric", "gsb"}
+    assert all(j.model == "mock-judge" and j.prompt_version for j in judged.judges)
     assert judged.pairs == 2 * 2 and judged.inconsistent_pairs == 0  # 2 baselines x 2 dims
     # every rubric point given has a quote found in the report
     rubric_items = [

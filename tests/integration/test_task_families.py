@@ -18,9 +18,13 @@ import pytest
 
 from benchforge.agents.tools.toolsets import register_toolset, toolset, unregister_toolset
 from benchforge.core.artifacts import open_store
+from benchforge.core.records.verification import (
+    EMPTY,
+    REFERENCE,
+    TaskVerification,
+    VerificationCheck,
+)
 from benchforge.core.sandbox import SandboxBackend
-from benchforge.evaluation.de.mutations import PredictedScore
-from benchforge.evaluation.de.tasks import TaskVerification
 from benchforge.evaluation.families import (
     FamilyBase,
     SubmissionScore,
@@ -78,9 +82,10 @@ class ToyFamily(FamilyBase):
         work: Path,
         sandbox: SandboxBackend | None = None,
         unsandboxed: bool = False,
+        answer: str | None = None,
     ) -> SubmissionScore:
-        answer = submission / "answer.txt"
-        right = answer.is_file() and answer.read_text().strip() == gold
+        answer_file = submission / "answer.txt"
+        right = answer_file.is_file() and answer_file.read_text().strip() == gold
         return SubmissionScore(
             metrics={"exact": 100.0 if right else 0.0},
             primary="exact",
@@ -97,18 +102,19 @@ class ToyFamily(FamilyBase):
         empty = work / "empty"
         empty.mkdir(parents=True, exist_ok=True)
 
-        def triple(folder: Path) -> PredictedScore:
-            value = self.score(task, folder, gold, dataset_dir, work).metrics["exact"]
-            return PredictedScore(cs=value, cfs=value, sr=value)
+        def scored(folder: Path) -> float:
+            return self.score(task, folder, gold, dataset_dir, work).metrics["exact"]
 
-        result = TaskVerification(
-            task=task.key, dataset=str(dataset_dir), gold=triple(solution), empty=triple(empty)
+        checks = [
+            VerificationCheck.of_score("gold", REFERENCE, scored(solution), 100.0),
+            VerificationCheck.of_score("empty", EMPTY, scored(empty), 0.0),
+        ]
+        return TaskVerification(
+            task=task.key,
+            dataset=str(dataset_dir),
+            checks=checks,
+            problems=[f"{c.name} scores {c.observed}" for c in checks if not c.passed],
         )
-        if result.gold.cs != 100.0:
-            result.problems.append(f"gold scores {result.gold}")
-        if result.empty.cs != 0.0:
-            result.problems.append(f"the do-nothing submission scores {result.empty}")
-        return result
 
     def solution(
         self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
@@ -194,7 +200,8 @@ def test_the_toy_family_is_verified_run_and_scored(
     tasks_root = str(catalogue / "task_specs")
     datasets = {"toy": str(catalogue / "dataset")}
     [checked] = verify_tasks(path=f"{tasks_root}/{SUITE}", datasets=datasets)
-    assert checked.ok and (checked.gold.cs, checked.empty.cs) == (100.0, 0.0)
+    assert checked.ok and (checked.score(REFERENCE), checked.score(EMPTY)) == (100.0, 0.0)
+    assert checked.shown(REFERENCE) == "gold 100"
 
     summary = run_suite(
         suites=[SUITE],

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from benchforge.cli import main as cli_main
+from benchforge.core.records.verification import REFERENCE
 from benchforge.evaluation.de.mutations import PredictedScore
+from benchforge.evaluation.de.tasks import DeVerification
 from benchforge.evaluation.families import VerifyOptions, get_family
 from benchforge.evaluation.gold import repo_version
 from benchforge.evaluation.tasks import DeEvolTask, load_task
@@ -67,8 +69,9 @@ def test_mutations_of_the_scored_models_score_as_predicted(env: Shop, tmp_path: 
     result = get_family("de_evol").verify(
         task, copy.dataset, copy.work / "contracts", VerifyOptions(hacks=False)
     )
-    assert (result.gold.cs, result.gold.cfs, result.gold.sr) == (100, 100, 100)
-    (check,) = result.mutations
+    assert result.shown(REFERENCE) == "gold 100/100/100"
+    assert isinstance(result.record, DeVerification)
+    (check,) = result.record.mutations
     # fct_orders and revenue_by_country are scored (both marts); the mutant of fct_orders
     # loses it in CS, and it with its descendant in CFS.
     assert check.predicted == check.actual == PredictedScore(cs=50.0, cfs=0.0, sr=0.0)

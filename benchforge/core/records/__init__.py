@@ -6,8 +6,11 @@
   :class:`LlmOptions` of its agent models and the :class:`AgentLimits` of its trials:
   :mod:`.runs` and :mod:`.trials`;
 - one trial's :class:`TrialKey`, its :class:`TrialResult` (``result.json``, with the
-  trajectory's :class:`Step` s) and its :class:`TrialScore` (with per-node
-  :class:`NodeDetail` / :class:`NodeCheck`): :mod:`.trials` and :mod:`.scores`.
+  trajectory's :class:`Step` s) and its :class:`TrialScore` (with its family's
+  :class:`ScoreBreakdown`, and its :class:`VisibleScore` when scored on a held-out seed):
+  :mod:`.trials` and :mod:`.scores`;
+- what ``task verify`` found for a task (:class:`TaskVerification`, a list of
+  :class:`VerificationCheck` s): :mod:`.verification`.
 
 Where each record is stored is :class:`benchforge.core.artifacts.ArtifactLayout`'s business.
 These are plain pydantic models with no behaviour beyond small derived values, so every layer
@@ -25,15 +28,14 @@ from benchforge.core.records.datasets import (
 )
 from benchforge.core.records.runs import LlmOptions, RunIdentity, RunSpec
 from benchforge.core.records.scores import (
-    JudgedItem,
-    JudgedPair,
-    JudgeRecord,
-    NodeCheck,
-    NodeDetail,
+    ScoreBreakdown,
     ScoreStatus,
     TrialScore,
+    VisibleScore,
+    register_breakdown,
 )
 from benchforge.core.records.trials import AgentLimits, Step, Termination, TrialKey, TrialResult
+from benchforge.core.records.verification import TaskVerification, VerificationCheck
 
 __all__ = [
     "GOLD_DB",
@@ -42,20 +44,20 @@ __all__ = [
     "DatasetRecord",
     "GoldBuild",
     "ImportStamp",
-    "JudgeRecord",
-    "JudgedItem",
-    "JudgedPair",
     "LlmOptions",
-    "NodeCheck",
-    "NodeDetail",
     "Origin",
     "ReleaseStamp",
     "RunIdentity",
     "RunSpec",
+    "ScoreBreakdown",
     "ScoreStatus",
     "Step",
+    "TaskVerification",
     "Termination",
     "TrialKey",
     "TrialResult",
     "TrialScore",
+    "VerificationCheck",
+    "VisibleScore",
+    "register_breakdown",
 ]

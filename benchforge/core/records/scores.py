@@ -11,164 +11,85 @@
   report, and scored again by the next ``score-run`` (it is not done).
 An agent that crashes, loops or times out is *scored* on what it left: that is its result.
 
-``nodes`` keeps, for a scored DE trial, why each node matched or not (``NodeDetail``): small
-and bounded (a few example rows, truncated values), so a run browser can show the diff without
-rescoring.
+``breakdown`` keeps why the score is what it is, typed by the family that scored it (a
+:class:`ScoreBreakdown` subclass it registers: DE's per-node comparisons, a judged family's
+items), small and bounded so a run browser can show it without rescoring. A trial scored on a
+held-out dataset keeps its score on the visible one in ``visible``: two scores, each with its
+breakdown.
 
 A score holds its trial's :class:`TrialKey` (``score.key.task_id``, ``score.key.slug``, ...), not
 a copy of its fields. Scores stored before that had the key's fields flat beside the others, plus
 ``trial`` (the slug): :class:`TrialScore` still reads that layout (a ``mode="before"``
 validator folds the flat fields into ``key`` and drops ``trial``, which the key derives), so
-runs scored earlier load, render and rank unchanged; it always writes the nested one. Rescoring
+runs scored earlier load, render and rank unchanged; it always writes the nested one. In the
+same way, scores written before breakdowns (``nodes``, ``nodes_visible`` and ``judged`` fields,
+``<metric>_visible`` keys in ``metrics``) load into ``breakdown`` and ``visible``. Rescoring
 (``score-run --rescore``) rewrites old scores in the new layout.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializeAsAny, model_validator
 
 from benchforge.core.records.trials import TrialKey
 
 ScoreStatus = Literal["scored", "infra_error", "unscored", "scoring_error"]
+B = TypeVar("B", bound="ScoreBreakdown")
 
 
-class NodeCheck(BaseModel):
-    """One comparison of a node's output with its gold (CS: the model run alone on its gold
-    parents; CFS: the end-to-end build). Values are rendered as the scorer shows them (SQL
-    NULL as ``NULL``, text quoted); example rows hold only some columns of wide tables."""
+class ScoreBreakdown(BaseModel):
+    """Why a score is what it is, in the terms of the family that scored it: DE's per-node
+    comparisons, a judged family's items and verdicts, ... A family subclasses it with
+    ``kind: Literal[...]`` and registers the subclass (:func:`register_breakdown`); a score read
+    back gets its family's type again. A kind nobody registered (a family not installed here)
+    still loads, as this base with its fields kept."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="allow")
 
-    status: str = Field(description="match, missing, build_error, schema_mismatch, data_mismatch")
-    reason: str = ""
-    missing_columns: list[str] = Field(default_factory=list)
-    extra_columns: list[str] = Field(default_factory=list)
-    type_mismatches: dict[str, tuple[str, str]] = Field(
-        default_factory=dict, description="column -> (gold type, candidate type)"
-    )
-    gold_rows: int | None = None
-    candidate_rows: int | None = None
-    differing_rows: int | None = None
-    column_mismatches: dict[str, int] = Field(
-        default_factory=dict, description="column -> rows that differ in it"
-    )
-    mismatch_key: str | None = Field(default=None, description="the key rows were paired on")
-    examples_gold: list[dict[str, str]] = Field(
-        default_factory=list, description="gold rows missing from the candidate (a few)"
-    )
-    examples_candidate: list[dict[str, str]] = Field(
-        default_factory=list, description="candidate rows not in the gold (a few)"
-    )
-    omitted_columns: int = Field(default=0, description="columns left out of the examples")
-    examples_withheld: bool = Field(
-        default=False,
-        description="example rows left out: held-out data, shown only when the operator asks "
-        "(--show-heldout-examples)",
-    )
+    kind: str
 
-    @property
-    def matched(self) -> bool:
-        return self.status == "match"
+    def withheld(self) -> ScoreBreakdown:
+        """This breakdown as a score on a held-out dataset keeps it: without what would show
+        the held-out data itself (DE: example rows). The default keeps everything."""
+        return self
 
 
-class NodeDetail(BaseModel):
-    """Why one node of a DE task scored what it did."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    layer: str
-    weight: float = Field(description="0: not scored (de_evol scores the changed nodes only)")
-    cs_matched: bool
-    cfs_matched: bool = Field(description="matched end to end and every gold ancestor matched")
-    cs: NodeCheck
-    cfs: NodeCheck
-    cfs_blocked_by: list[str] = Field(
-        default_factory=list, description="failed gold ancestors that zero this node in CFS"
-    )
+_BREAKDOWNS: dict[str, type[ScoreBreakdown]] = {}
 
 
-class JudgedItem(BaseModel):
-    """One rubric item (or GSB pair) of a judged trial, as the report shows it. ``earned``
-    None: unscored (the judge never gave a valid reply), left out of the sums."""
+def register_breakdown(cls: type[B]) -> type[B]:
+    """Registers a family's breakdown type under its ``kind`` default (a class decorator)."""
+    kind = cls.model_fields["kind"].default
+    if not isinstance(kind, str):
+        raise TypeError(f"{cls.__name__}.kind needs a default: the kind it registers under")
+    known = _BREAKDOWNS.get(kind)
+    if known is not None and known.__qualname__ != cls.__qualname__:
+        raise ValueError(f"a score breakdown of kind {kind!r} is already registered: {known}")
+    _BREAKDOWNS[kind] = cls
+    return cls
+
+
+def _typed_breakdown(value: Any) -> Any:
+    if isinstance(value, dict) and isinstance(value.get("kind"), str):
+        return _BREAKDOWNS.get(value["kind"], ScoreBreakdown).model_validate(value)
+    return value
+
+
+Breakdown = Annotated[SerializeAsAny[ScoreBreakdown], BeforeValidator(_typed_breakdown)]
+
+
+class VisibleScore(BaseModel):
+    """A trial's score on the visible dataset, kept beside its score on the held-out one: the
+    gap shows answers fitted to the data the agent saw."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str
-    group: str = Field(default="", description="standard/path, or the de_arch dimension")
-    kind: str = Field(description="completeness, accuracy, insightfulness, a dimension, gsb")
-    points: float
-    earned: float | None
-    status: Literal["scored", "unscored"]
-    evidence: list[str] = Field(default_factory=list, description="quotes, truncated")
-    flags: list[str] = Field(default_factory=list)
-    reason: str = ""
-    # The checks behind ``earned`` (None in scores stored before they were kept).
-    judge_awarded: float | None = Field(default=None, description="the judge's award, unchecked")
-    evidence_ok: bool | None = Field(default=None, description="every quote found by code")
-    anchor: str | None = Field(default=None, description="the anchor the item cites")
-    anchor_value: str | None = Field(default=None, description="as the rubric writes it")
-    anchor_ok: bool | None = Field(default=None, description="the evidence states the anchor")
-    code_found_anchor: bool | None = Field(
-        default=None, description="the anchor value appears in the output (code, no judge)"
-    )
-    off_rubric: bool = Field(default=False, description="judged on an unlisted approach")
-
-
-class JudgedPair(BaseModel):
-    """One GSB comparison with a baseline on one dimension, judged in both orders: the
-    candidate's raw score (-10..10) shown first and shown second; ``verdict`` None when the
-    two orders disagree."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    baseline_id: str
-    dimension: str
-    raw_first: float | None
-    raw_second: float | None
-    verdict: str | None
-    consistent: bool
-    status: Literal["scored", "unscored"]
-    # The length-matched check (None: not run): the candidate cut to the baseline's length.
-    matched_words: int | None = Field(default=None, description="the length it was cut to")
-    matched_first: float | None = None
-    matched_second: float | None = None
-
-
-class JudgeRecord(BaseModel):
-    """How a judged trial was judged: by which judges (model, prompt and rubric versions),
-    at what cost, and what could not be judged."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    judges: list[dict[str, str]] = Field(
-        default_factory=list, description="judge, model, prompt_version, rubric_version, mode"
-    )
-    requests: int = Field(default=0, description="calls sent to the endpoint (cache hits aside)")
-    cache_hits: int = 0
-    cost_usd: float | None = None
-    unscored: list[str] = Field(default_factory=list, description="item ids / pairs")
-    pairs: int = 0
-    inconsistent_pairs: int = 0
-    disagreements: list[str] = Field(
-        default_factory=list, description="anchored items where judge and code disagree"
-    )
-    injection_flags: list[str] = Field(default_factory=list)
-    items: list[JudgedItem] = Field(default_factory=list)
-    used_mock_llm: bool = Field(
-        default=False, description="the judge was the Benchforge mock server (scripted)"
-    )
-    output: str | None = Field(
-        default=None, description="the judged file, relative to the workspace (report.md, ...)"
-    )
-    gsb_pairs: list[JudgedPair] = Field(default_factory=list)
-    truncated: str | None = Field(
-        default=None,
-        description="'truncated: kept N of M words': the judges read only the output's start",
-    )
+    metrics: dict[str, float] = Field(default_factory=dict)
+    success: bool | None = None
+    breakdown: Breakdown | None = None
 
 
 class TrialScore(BaseModel):
@@ -198,7 +119,7 @@ class TrialScore(BaseModel):
     scored_on: str | None = Field(
         default=None,
         description="'heldout': metrics are on the held-out seed (visible-seed ones are "
-        "suffixed _visible); 'visible': on the data the agent saw",
+        "kept in ``visible``); 'visible': on the data the agent saw",
     )
     scoring_sandbox: str | None = Field(
         default=None,
@@ -210,36 +131,80 @@ class TrialScore(BaseModel):
         description="the scores were kept from an earlier scoring of the identical submission "
         "(same task, gold build, dataset, sandbox and scorer code)",
     )
-    nodes: list[NodeDetail] = Field(
-        default_factory=list, description="per node, on the data the metrics are on (scored_on)"
+    breakdown: Breakdown | None = Field(
+        default=None,
+        description="the family's own detail, on the data the metrics are on (scored_on)",
     )
-    nodes_visible: list[NodeDetail] = Field(
-        default_factory=list,
-        description="per node on the visible dataset, when the metrics are on the held-out one",
-    )
-    judged: JudgeRecord | None = Field(
-        default=None, description="judged families: judges, cost, unscored items"
+    visible: VisibleScore | None = Field(
+        default=None, description="the score on the visible dataset, when scored_on is heldout"
     )
 
     @model_validator(mode="before")
     @classmethod
-    def _flat_key(cls, data: Any) -> Any:
-        """The layout written before scores held their key: the key's fields flat, beside
-        ``trial`` (the slug, which the key derives)."""
-        if not isinstance(data, dict) or "key" in data or "task_id" not in data:
-            return data
-        flat = dict(data)
-        slug = flat.pop("trial", None)
-        key = TrialKey.model_validate(
-            {name: flat.pop(name) for name in TrialKey.model_fields if name in flat}
-        )
-        if slug is not None and slug != key.slug:
-            raise ValueError(f"trial {slug!r} is not its key's slug {key.slug!r}")
-        flat["key"] = key
-        return flat
+    def _old_layouts(cls, data: Any) -> Any:
+        return _fold_visible(_fold_breakdown(_fold_key(data)))
 
     @property
     def primary_score(self) -> float | None:
         if self.status != "scored" or self.primary is None:
             return None
         return self.metrics.get(self.primary)
+
+    def columns(self) -> dict[str, float]:
+        """The metrics as a table shows them: the visible-seed score's beside the held-out
+        one's, as ``<metric>_visible`` columns."""
+        seen = self.visible.metrics if self.visible is not None else {}
+        return self.metrics | {f"{k}{VISIBLE_SUFFIX}": v for k, v in seen.items()}
+
+
+VISIBLE_SUFFIX = "_visible"
+
+
+def _fold_key(data: Any) -> Any:
+    """The layout written before scores held their key: the key's fields flat, beside
+    ``trial`` (the slug, which the key derives)."""
+    if not isinstance(data, dict) or "key" in data or "task_id" not in data:
+        return data
+    flat = dict(data)
+    slug = flat.pop("trial", None)
+    key = TrialKey.model_validate(
+        {name: flat.pop(name) for name in TrialKey.model_fields if name in flat}
+    )
+    if slug is not None and slug != key.slug:
+        raise ValueError(f"trial {slug!r} is not its key's slug {key.slug!r}")
+    flat["key"] = key
+    return flat
+
+
+def _fold_breakdown(data: Any) -> Any:
+    """Scores written before breakdowns: DE's ``nodes`` and a judged family's ``judged``
+    record as fields of their own."""
+    if not isinstance(data, dict) or not ({"nodes", "judged"} & data.keys()):
+        return data
+    out = dict(data)
+    nodes, judged = out.pop("nodes", None), out.pop("judged", None)
+    if judged is not None:
+        out["breakdown"] = {"kind": "judged", **judged}
+    elif nodes:
+        out["breakdown"] = {"kind": "de_nodes", "nodes": nodes}
+    return out
+
+
+def _fold_visible(data: Any) -> Any:
+    """Scores written before ``visible``: its metrics as ``<metric>_visible`` keys, DE's
+    nodes on it as ``nodes_visible``."""
+    if not isinstance(data, dict):
+        return data
+    metrics = data.get("metrics") or {}
+    seen = {
+        k.removesuffix(VISIBLE_SUFFIX): v for k, v in metrics.items() if k.endswith(VISIBLE_SUFFIX)
+    }
+    if not seen and "nodes_visible" not in data:
+        return data
+    out = dict(data)
+    nodes = out.pop("nodes_visible", None)
+    out["metrics"] = {k: v for k, v in metrics.items() if not k.endswith(VISIBLE_SUFFIX)}
+    if seen and "visible" not in out:
+        breakdown = {"kind": "de_nodes", "nodes": nodes} if nodes else None
+        out["visible"] = {"metrics": seen, "breakdown": breakdown}
+    return out

@@ -1,9 +1,9 @@
-"""Why each node of a DE score matched or not, in the bounded form a ``TrialScore`` keeps
-(``TrialScore.nodes``): a score stays small however wide or wrong the tables are."""
+"""Why each node of a DE score matched or not, in the bounded form a ``TrialScore`` keeps (its
+breakdown, :class:`DeNodes`): a score stays small however wide or wrong the tables are."""
 
 from __future__ import annotations
 
-from benchforge.core.records import NodeCheck, NodeDetail
+from benchforge.evaluation.de.breakdown import DeNodes, NodeCheck, NodeDetail
 from benchforge.evaluation.de.compare import NodeComparison
 from benchforge.evaluation.de.scoring import DeScore, NodeScore
 
@@ -70,14 +70,6 @@ def node_details(score: DeScore) -> list[NodeDetail]:
     return [node_detail(n) for n in score.nodes]
 
 
-def withhold_examples(nodes: list[NodeDetail]) -> list[NodeDetail]:
-    """``nodes`` without example rows (see ``NodeCheck.examples_withheld``): what a score on a
-    held-out dataset keeps unless the operator asks for its rows."""
-
-    def check(c: NodeCheck) -> NodeCheck:
-        if not (c.examples_gold or c.examples_candidate):
-            return c
-        update = {"examples_gold": [], "examples_candidate": [], "examples_withheld": True}
-        return c.model_copy(update=update)
-
-    return [n.model_copy(update={"cs": check(n.cs), "cfs": check(n.cfs)}) for n in nodes]
+def de_breakdown(score: DeScore) -> DeNodes:
+    """The breakdown a DE trial score keeps: :func:`node_details`."""
+    return DeNodes(nodes=node_details(score))

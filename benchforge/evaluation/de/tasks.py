@@ -22,6 +22,13 @@ from pydantic import BaseModel
 from benchforge.core.artifacts import LAYOUT
 from benchforge.core.digest import folder_digest, tree_digest
 from benchforge.core.errors import UnsupportedTaskError
+from benchforge.core.records.verification import (
+    EMPTY,
+    HACKS,
+    REFERENCE,
+    TaskVerification,
+    VerificationCheck,
+)
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.core.scratch import folder_lock, private_folder
 from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers, load_manifest
@@ -35,7 +42,6 @@ from benchforge.evaluation.de.mutations import (
 from benchforge.evaluation.de.score_cache import ScoreCache
 from benchforge.evaluation.de.scoring import DeScore, score_candidate
 from benchforge.evaluation.gold import build_gold, dataset_version, repo_version
-from benchforge.evaluation.judges.models import JudgedVerification
 from benchforge.evaluation.tasks.models import DeScoring, LoadedTask
 
 
@@ -199,22 +205,62 @@ class MutationCheck(BaseModel):
         )
 
 
-class TaskVerification(BaseModel):
-    task: str
-    dataset: str = ""
-    """the dataset folder the checks scored on"""
+class DeVerification(BaseModel):
+    """A DE task's verification with its score triples: the ``record`` of its
+    :class:`TaskVerification`, whose checks are made from it (:meth:`checks`)."""
+
     gold: PredictedScore
     empty: PredictedScore
     mutations: list[MutationCheck] = []
     hacks: list[HackCheck] = []
-    problems: list[str] = []
-    judged: JudgedVerification | None = None
-    """judged families: reference / empty / wrong-anchor scores (``gold`` and ``empty`` then
-    repeat the primary metric in all three fields)"""
 
-    @property
-    def ok(self) -> bool:
-        return not self.problems
+    def checks(self) -> list[VerificationCheck]:
+        full, none = PredictedScore(cs=100, cfs=100, sr=100), PredictedScore(cs=0, cfs=0, sr=0)
+        out = [
+            VerificationCheck(
+                name="gold",
+                group=REFERENCE,
+                expected=_shown(full),
+                observed=_shown(self.gold),
+                passed=self.gold == full,
+                score=self.gold.sr,
+            ),
+            VerificationCheck(
+                name="empty",
+                group=EMPTY,
+                expected=_shown(none),
+                observed=_shown(self.empty),
+                passed=self.empty == none,
+                score=self.empty.sr,
+            ),
+        ]
+        out += [
+            VerificationCheck(
+                name=f"mutation {m.id}",
+                group="mutations",
+                expected=_shown(m.predicted),
+                observed=_shown(m.actual),
+                passed=m.ok,
+                detail=f"breaks {m.node}",
+            )
+            for m in self.mutations
+        ]
+        out += [
+            VerificationCheck(
+                name=f"reward hack {h.id}",
+                group=HACKS,
+                expected=h.expected,
+                observed=_shown(h.score) if h.score is not None else "no score",
+                passed=h.ok,
+                detail="" if h.ok else h.summary(),
+            )
+            for h in self.hacks
+        ]
+        return out
+
+
+def _shown(score: PredictedScore) -> str:
+    return f"{score.cs:.0f}/{score.cfs:.0f}/{score.sr:.0f}"
 
 
 def _triple(score: DeScore) -> PredictedScore:
@@ -282,28 +328,23 @@ def _check_gold(
     )
     empty = score_task(task, gold.base_repo, gold, dataset_dir, runs / "empty", reuse=True)
     empty_score = _triple(empty)
-    result = TaskVerification(
-        task=task.key,
-        dataset=str(dataset_dir),
-        gold=gold_score,
-        empty=empty_score,
-        problems=list(problems or []),
-    )
+    result = DeVerification(gold=gold_score, empty=empty_score)
+    problems = list(problems or [])
     if gold.scored_nodes == []:
-        result.problems.append(
+        problems.append(
             "gold v2 adds or changes no model, so nothing is scored: write the gold_v2 overlay"
         )
     elif (gold_score.cs, gold_score.cfs, gold_score.sr) != (100.0, 100.0, 100.0):
-        result.problems.append(f"gold scores {gold_score} on itself")
+        problems.append(f"gold scores {gold_score} on itself")
     if (empty_score.cs, empty_score.cfs, empty_score.sr) != (0.0, 0.0, 0.0):
-        result.problems.append(f"the do-nothing submission scores {empty_score}")
+        problems.append(f"the do-nothing submission scores {empty_score}")
     if catalogue is not None:
         scoring = scoring_of(task)
         manifest = assign_layers(load_manifest(gold.gold_folder / "manifest.json"), scoring.layers)
         scored = set(gold.scored_nodes) if gold.scored_nodes is not None else None
         for mutation in catalogue.mutations:
             if scored is not None and mutation.node not in scored:
-                result.problems.append(
+                problems.append(
                     f"mutation {mutation.id}: {mutation.node} is not scored by this task "
                     f"(scored: {', '.join(sorted(scored)) or 'none'})"
                 )
@@ -319,13 +360,13 @@ def _check_gold(
             )
             result.mutations.append(check)
             if any(n.name == mutation.node and n.cs.matched for n in mutant.nodes):
-                result.problems.append(
+                problems.append(
                     f"mutation {mutation.id}: {mutation.node} still produces the gold output "
                     f"(scored {actual}): a mutation must change what the data shows "
                     "(task_specs/mutations/README.md, rule 3)"
                 )
             elif not check.ok:
-                result.problems.append(
+                problems.append(
                     f"mutation {mutation.id}: scored {actual}, predicted {check.predicted}"
                 )
     if hacks is not None:
@@ -339,8 +380,14 @@ def _check_gold(
             heldout=visible is not None,
             visible=visible,
         )
-        result.problems += [f"reward hack {h.summary()}" for h in result.hacks if not h.ok]
-    return result
+        problems += [f"reward hack {h.summary()}" for h in result.hacks if not h.ok]
+    return TaskVerification(
+        task=task.key,
+        dataset=str(dataset_dir),
+        checks=result.checks(),
+        problems=problems,
+        record=result,
+    )
 
 
 def dump_report(score: DeScore, path: Path) -> None:

@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from benchforge.core.errors import UnsupportedTaskError
-from benchforge.core.records import JudgeRecord, NodeDetail
+from benchforge.core.records import ScoreBreakdown, TaskVerification
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
 
-if TYPE_CHECKING:  # the DE verification record (gold, do-nothing, mutations, hacks)
-    from benchforge.evaluation.de.tasks import TaskVerification
+if TYPE_CHECKING:
     from benchforge.evaluation.judges.client import Judge
 
 __all__ = [
@@ -57,8 +56,7 @@ class SubmissionScore(BaseModel):
     success: bool
     sandbox: str | None = None  # the backend candidate code ran in; "none": unsandboxed
     detail: str | None = None  # why it lost points, short (the candidate's errors)
-    nodes: list[NodeDetail] = []  # per-part detail, when the family has parts
-    judged: JudgeRecord | None = None  # judged families: judges, cost, unscored items
+    breakdown: ScoreBreakdown | None = None  # the family's own detail (DE nodes, judged items)
     reused: bool = False  # kept from an earlier scoring of the identical submission
 
 
@@ -110,10 +108,13 @@ class TaskFamily(Protocol):
         sandbox: SandboxBackend | None = None,
         unsandboxed: bool = False,
         judge: Judge | None = None,
+        answer: str | None = None,
     ) -> SubmissionScore:
         """Scores the ``submission`` folder; candidate code runs in ``sandbox`` (default: the
         machine's best) unless ``unsandboxed``. Judged families (``judged``) call ``judge``
-        (the harness gives one; without it they raise ``UnsupportedTaskError``)."""
+        (the harness gives one; without it they raise ``UnsupportedTaskError``). ``answer``:
+        what the agent returned when it finished (text or JSON; None when it gave none), for
+        families that score an answer rather than, or beside, files."""
         ...
 
     def verify(
@@ -173,6 +174,7 @@ class FamilyBase:
         sandbox: SandboxBackend | None = None,
         unsandboxed: bool = False,
         judge: Judge | None = None,
+        answer: str | None = None,
     ) -> SubmissionScore:
         raise UnsupportedTaskError(f"{self.name} tasks are not scored: {self.unscored}")
 

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from benchforge.core.errors import UnsupportedTaskError
-from benchforge.core.records import JudgeRecord
+from benchforge.core.records.verification import HACKS, TaskVerification, VerificationCheck
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.da.analysis import analysis_db
 from benchforge.evaluation.da.anchors import perturbed
@@ -34,12 +34,11 @@ from benchforge.evaluation.da.checks import file_problems as da_file_problems
 from benchforge.evaluation.da.gold import DaGold, claim_check, da_spec, prepare_da_gold
 from benchforge.evaluation.da.render import WRONG_ANCHOR_FACTOR, render_report
 from benchforge.evaluation.da.spec import DaOpenTask
-from benchforge.evaluation.de.mutations import PredictedScore
-from benchforge.evaluation.de.tasks import TaskVerification
 from benchforge.evaluation.families.base import FamilyBase, SubmissionScore, VerifyOptions
 from benchforge.evaluation.families.da_hacks import run_judged_hacks
 from benchforge.evaluation.families.registry import register
 from benchforge.evaluation.gold import dataset_version
+from benchforge.evaluation.judges.breakdown import JudgeRecord, judge_record_of
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.gsb import judge_gsb, score_da
 from benchforge.evaluation.judges.hacks import load_judged_hacks
@@ -104,6 +103,7 @@ class DaOpenFamily(FamilyBase):
         sandbox: SandboxBackend | None = None,
         unsandboxed: bool = False,
         judge: Judge | None = None,
+        answer: str | None = None,
     ) -> SubmissionScore:
         """Judges ``submission/<report>`` (no candidate code runs, so no sandbox is used)."""
         if judge is None:
@@ -148,7 +148,7 @@ class DaOpenFamily(FamilyBase):
                 success=metrics.get(PRIMARY_DA_METRIC, 0.0) >= SUCCESS_SCORE,
                 sandbox=None,
                 detail=_detail(rubric, gsb),
-                judged=record,
+                breakdown=record,
             ),
             rubric=rubric,
             gsb=gsb,
@@ -190,7 +190,9 @@ class DaOpenFamily(FamilyBase):
         lost = lost_items(gold, reference.rubric, wrong.rubric)
         ref_score = reference.score.metrics.get(PRIMARY_DA_METRIC)
         empty_score = empty.score.metrics.get(PRIMARY_DA_METRIC)
-        records = [r.score.judged for r in (reference, empty, wrong) if r.score.judged]
+        records = [
+            j for r in (reference, empty, wrong) if (j := judge_record_of(r.score.breakdown))
+        ]
         judged = JudgedVerification(
             reference_score=ref_score,
             empty_score=empty_score,
@@ -211,6 +213,7 @@ class DaOpenFamily(FamilyBase):
             problems.append(
                 f"the wrong-anchor report lost {lost or 'nothing'}, expected exactly {expected}"
             )
+        hack_checks: list[VerificationCheck] = []
         if options.hacks:
             hacks = run_judged_hacks(
                 lambda text: self.judge_report(task, text, gold, judge),
@@ -228,13 +231,29 @@ class DaOpenFamily(FamilyBase):
             problems += [
                 f"judged reward hack {o.hack_id}: {'; '.join(o.problems)}" for o in hacks.failed
             ]
+            hack_checks = [
+                VerificationCheck(
+                    name=f"reward hack {o.hack_id}",
+                    group=HACKS,
+                    expected="no more than its honest source",
+                    observed="held" if o.held else "; ".join(o.problems),
+                    passed=o.held,
+                )
+                for o in hacks.outcomes
+            ]
+        checks = judged.checks(REFERENCE_MIN_SCORE)
+        checks.append(
+            VerificationCheck(
+                name="claims",
+                group="claims",
+                expected="no claim contradicts the data",
+                observed=f"{len(claim_problems)} contradicted",
+                passed=not claim_problems,
+            )
+        )
+        checks += hack_checks
         return TaskVerification(
-            task=task.key,
-            dataset=str(dataset_dir),
-            gold=_triple(ref_score),
-            empty=_triple(empty_score),
-            problems=problems,
-            judged=judged,
+            task=task.key, dataset=str(dataset_dir), checks=checks, problems=problems, record=judged
         )
 
     def solution(
@@ -366,13 +385,8 @@ def _empty_score(report: str) -> SubmissionScore:
         primary=PRIMARY_DA_METRIC,
         success=False,
         detail=f"no report: {REPORT_DIR}/{report} is missing or empty (not judged)",
-        judged=JudgeRecord(),
+        breakdown=JudgeRecord(),
     )
-
-
-def _triple(score: float | None) -> PredictedScore:
-    value = score if score is not None else 0.0
-    return PredictedScore(cs=value, cfs=value, sr=value)
 
 
 DA_OPEN = register(DaOpenFamily())

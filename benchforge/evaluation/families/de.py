@@ -33,17 +33,17 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from benchforge.core.errors import ConfigError, UnsupportedTaskError
+from benchforge.core.records import TaskVerification
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.core.scratch import content_key, publish_once
 from benchforge.core.yamlio import read_yaml
 from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers, unmatched_rules
-from benchforge.evaluation.de.details import node_details
+from benchforge.evaluation.de.details import de_breakdown
 from benchforge.evaluation.de.hacks import HackCatalogue, load_hack_catalogue
-from benchforge.evaluation.de.mutations import MutationCatalogue, PredictedScore
+from benchforge.evaluation.de.mutations import MutationCatalogue
 from benchforge.evaluation.de.scoring import zero_weight_models
 from benchforge.evaluation.de.tasks import (
     TaskGold,
-    TaskVerification,
     changed_models,
     changed_nodes,
     check_gold,
@@ -60,6 +60,7 @@ from benchforge.evaluation.families.base import (
 from benchforge.evaluation.families.registry import register
 from benchforge.evaluation.gold import repo_version
 from benchforge.evaluation.judges.architecture import judge_architecture
+from benchforge.evaluation.judges.breakdown import judge_record_of
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.length import DEFAULT_MAX_BLUEPRINT_WORDS
 from benchforge.evaluation.judges.models import FlatRubricItem, JudgedVerification, content_hash
@@ -179,6 +180,7 @@ class DeFamily(FamilyBase):
         sandbox: SandboxBackend | None = None,
         unsandboxed: bool = False,
         judge: Judge | None = None,
+        answer: str | None = None,
     ) -> SubmissionScore:
         score = score_task(
             task,
@@ -197,7 +199,7 @@ class DeFamily(FamilyBase):
             success=score.sr >= 100.0,
             sandbox="none" if score.unsandboxed else sandboxed_by,
             detail="; ".join(score.candidate_errors)[:2000] or None,
-            nodes=node_details(score),
+            breakdown=de_breakdown(score),
             reused=score.reused,
         )
 
@@ -601,6 +603,7 @@ class DeArchFamily(DeFamily):
         sandbox: SandboxBackend | None = None,
         unsandboxed: bool = False,
         judge: Judge | None = None,
+        answer: str | None = None,
     ) -> SubmissionScore:
         spec = spec_as(task, DeArchTask)
         blueprint = _read_text(submission.parent / spec.expected_output)
@@ -631,7 +634,7 @@ class DeArchFamily(DeFamily):
             primary="rubric",
             success=verdict.score is not None and verdict.score >= SUCCESS_FRACTION,
             detail="; ".join(notes) or None,
-            judged=judge_record(judge=mine, architecture=verdict, output=output),
+            breakdown=judge_record(judge=mine, architecture=verdict, output=output),
         )
 
     def verify(
@@ -652,20 +655,18 @@ class DeArchFamily(DeFamily):
             problems.append(f"the reference blueprint scores {ref} (< 90)")
         if nothing != 0.0:
             problems.append(f"the empty blueprint scores {nothing} (not 0)")
-        requests = sum(s.judged.requests for s in (reference, empty) if s.judged is not None)
-        unscored = reference.judged.unscored if reference.judged is not None else []
+        records = [judge_record_of(s.breakdown) for s in (reference, empty)]
+        requests = sum(r.requests for r in records if r is not None)
+        unscored = records[0].unscored if records[0] is not None else []
+        judged = JudgedVerification(
+            reference_score=ref, empty_score=nothing, unscored=unscored, judge_requests=requests
+        )
         return TaskVerification(
             task=task.key,
             dataset=str(dataset_dir),
-            gold=PredictedScore(cs=ref or 0.0, cfs=ref or 0.0, sr=ref or 0.0),
-            empty=PredictedScore(cs=nothing or 0.0, cfs=nothing or 0.0, sr=nothing or 0.0),
+            checks=judged.checks(100.0 * SUCCESS_FRACTION),
             problems=problems,
-            judged=JudgedVerification(
-                reference_score=ref,
-                empty_score=nothing,
-                unscored=unscored,
-                judge_requests=requests,
-            ),
+            record=judged,
         )
 
     def solution(

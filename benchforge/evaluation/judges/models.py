@@ -22,6 +22,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from benchforge.core.records.verification import EMPTY, REFERENCE, VerificationCheck
+
 ItemType = Literal["completeness", "accuracy", "insightfulness"]
 ITEM_TYPES: tuple[ItemType, ...] = ("completeness", "accuracy", "insightfulness")
 GsbDimension = Literal["readability", "depth"]
@@ -409,3 +411,43 @@ class JudgedVerification(_Strict):
     hacks_failed: list[str] = Field(
         default_factory=list, description="entries whose hostile report beat its honest source"
     )
+
+    def checks(self, reference_min: float) -> list[VerificationCheck]:
+        """The neutral checks: the reference scores at least ``reference_min`` with every
+        item judged, the empty output 0, the wrong-anchor report loses exactly its items."""
+        out = [
+            VerificationCheck(
+                name="reference",
+                group=REFERENCE,
+                expected=f">= {reference_min:g}",
+                observed=_score_shown(self.reference_score),
+                passed=self.reference_score is not None
+                and self.reference_score >= reference_min
+                and not self.unscored,
+                detail=f"unscored items: {', '.join(self.unscored)}" if self.unscored else "",
+                score=self.reference_score,
+            ),
+            VerificationCheck(
+                name="empty",
+                group=EMPTY,
+                expected="0",
+                observed=_score_shown(self.empty_score),
+                passed=self.empty_score == 0.0,
+                score=self.empty_score,
+            ),
+        ]
+        if self.expected_lost:
+            out.append(
+                VerificationCheck(
+                    name="wrong anchors",
+                    group="wrong anchors",
+                    expected=f"loses {', '.join(self.expected_lost)}",
+                    observed=f"lost {', '.join(self.lost) or 'nothing'}",
+                    passed=self.lost == self.expected_lost,
+                )
+            )
+        return out
+
+
+def _score_shown(score: float | None) -> str:
+    return "unscored" if score is None else f"{score:.1f}"

@@ -1,4 +1,4 @@
-"""What a judged trial score keeps of its judging: a ``JudgeRecord`` (core/records/scores.py).
+"""What a judged trial score keeps of its judging: a ``JudgeRecord`` (:mod:`.breakdown`).
 
 Built from the judge's own ledger (one task's calls) and the scores the judges returned: which
 judges (model, prompt and rubric versions, mode), how many requests reached the endpoint (cache
@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from benchforge.core.records import JudgedItem, JudgedPair, JudgeRecord
+from benchforge.evaluation.judges.breakdown import (
+    JudgedItem,
+    JudgedPair,
+    JudgeIdentity,
+    JudgeRecord,
+)
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.models import (
     AnchorValue,
@@ -31,16 +36,14 @@ def _truncate(text: str, limit: int = EVIDENCE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _judge_entry(info: JudgeInfo) -> dict[str, str]:
-    entry = {
-        "judge": info.judge,
-        "model": info.model,
-        "prompt_version": info.prompt_version,
-        "mode": info.mode,
-    }
-    if info.rubric_version is not None:
-        entry["rubric_version"] = info.rubric_version
-    return entry
+def _judge_entry(info: JudgeInfo) -> JudgeIdentity:
+    return JudgeIdentity(
+        judge=info.judge,
+        model=info.model,
+        prompt_version=info.prompt_version,
+        mode=info.mode,
+        rubric_version=info.rubric_version,
+    )
 
 
 def _item(
@@ -88,7 +91,7 @@ def judge_record(
     unpriced = any(r.status == "ok" and r.cost_usd is None for r in sent)
     cost = None if unpriced else sum(r.cost_usd or 0.0 for r in sent)
 
-    judges: list[dict[str, str]] = []
+    judges: list[JudgeIdentity] = []
     unscored: list[str] = []
     disagreements: list[str] = []
     flags: list[str] = []

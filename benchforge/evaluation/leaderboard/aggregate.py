@@ -29,6 +29,7 @@ from collections.abc import Sequence
 
 from benchforge.core.errors import BenchforgeError
 from benchforge.core.records import TrialScore
+from benchforge.evaluation.judges.breakdown import JudgeIdentity, judge_record_of
 from benchforge.evaluation.leaderboard.calibrations import CalibrationEntry, calibration_status
 from benchforge.evaluation.leaderboard.models import (
     JudgedTaskRow,
@@ -107,11 +108,11 @@ def build_leaderboard(
         run_id=run_id,
         title=title or f"Benchforge leaderboard: {run_id}",
         mock_llm_used=bool(mock_llm_used) or any(s.used_mock_llm for s in scores),
-        mock_judge_used=any(s.judged is not None and s.judged.used_mock_llm for s in scores),
+        mock_judge_used=any((r := judge_record_of(s)) and r.used_mock_llm for s in scores),
         n_trials=len(scores),
         suites=sorted({s.key.suite for s in scores}),
         primary_metrics=sorted({s.primary for s in scored if s.primary is not None}),
-        metric_names=sorted({m for s in scored for m in s.metrics}),
+        metric_names=sorted({m for s in scored for m in s.columns()}),
         max_epochs=max_epochs,
         ci_level=CI_LEVEL,
         bootstrap_resamples=bootstrap_resamples,
@@ -123,7 +124,7 @@ def build_leaderboard(
         scoring_errors=_issues(scores, "scoring_error"),
         judged=_judged(scored),
         judges=_judges(scored, calibrations),
-        judged_metrics=sorted({m for s in scored if s.judged is not None for m in s.metrics}),
+        judged_metrics=sorted({m for s in scored if judge_record_of(s) for m in s.columns()}),
     )
 
 
@@ -131,20 +132,18 @@ def _judges(
     scored: Sequence[TrialScore], calibrations: Sequence[CalibrationEntry] | None
 ) -> list[JudgeLine]:
     """One line per judge (kind, model, prompt version) that judged a scored trial."""
-    groups: dict[tuple[str, str, str], list[tuple[TrialScore, dict[str, str]]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[tuple[TrialScore, JudgeIdentity]]] = defaultdict(list)
     for s in scored:
-        for j in s.judged.judges if s.judged is not None else []:
-            key = (j.get("judge", "?"), j.get("model", "?"), j.get("prompt_version", "?"))
-            groups[key].append((s, j))
+        record = judge_record_of(s)
+        for j in record.judges if record is not None else []:
+            groups[(j.judge, j.model, j.prompt_version)].append((s, j))
     return [
         JudgeLine(
             judge=judge,
             model=model,
             prompt_version=prompt,
-            rubric_versions=sorted(
-                {j["rubric_version"] for _, j in uses if j.get("rubric_version")}
-            ),
-            modes=sorted({j["mode"] for _, j in uses if j.get("mode")}),
+            rubric_versions=sorted({j.rubric_version for _, j in uses if j.rubric_version}),
+            modes=sorted({j.mode for _, j in uses if j.mode}),
             tasks=sorted({s.key.task_id for s, _ in uses}),
             trials=len({s.key.slug for s, _ in uses}),
             calibration=calibration_status(calibrations, judge, model, prompt),
@@ -156,11 +155,11 @@ def _judges(
 def _judged(scored: Sequence[TrialScore]) -> list[JudgedTaskRow]:
     groups: dict[tuple[str, str, str], list[TrialScore]] = defaultdict(list)
     for s in scored:
-        if s.judged is not None:
+        if judge_record_of(s) is not None:
             groups[(s.key.task_id, s.key.agent, s.key.model)].append(s)
     rows = []
     for (task_id, agent, model), trials in sorted(groups.items()):
-        records = [t.judged for t in trials if t.judged is not None]
+        records = [r for t in trials if (r := judge_record_of(t)) is not None]
         costs = [r.cost_usd for r in records]
         rows.append(
             JudgedTaskRow(
@@ -251,7 +250,7 @@ def _cell(key: RowKey, trials: Sequence[TrialScore]) -> TaskCell:
     scored = [s for s in trials if s.status == "scored"]
     per_metric: dict[str, list[float]] = defaultdict(list)
     for s in scored:
-        for name, value in s.metrics.items():
+        for name, value in s.columns().items():
             per_metric[name].append(value)
     graded = [s.success for s in scored if s.success is not None]
     return TaskCell(

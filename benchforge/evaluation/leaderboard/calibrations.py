@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from benchforge.core.artifacts import ArtifactStore
 from benchforge.core.errors import ArtifactNotFound
 from benchforge.core.records import TrialScore
+from benchforge.evaluation.judges.breakdown import judge_record_of
 from benchforge.evaluation.leaderboard.models import JudgeCalibrationStatus
 
 MARKERS = "calibration/markers"
@@ -90,9 +91,7 @@ class _Report(_Loose):
 
 def judge_models(scores: Iterable[TrialScore]) -> set[str]:
     """The judge models that judged ``scores`` (whose calibrations a leaderboard reads)."""
-    return {
-        j["model"] for s in scores if s.judged is not None for j in s.judged.judges if "model" in j
-    }
+    return {j.model for s in scores if (r := judge_record_of(s)) is not None for j in r.judges}
 
 
 def read_calibrations(

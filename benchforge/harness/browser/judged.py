@@ -19,7 +19,8 @@ from itertools import pairwise
 from pydantic import BaseModel, ConfigDict
 
 from benchforge.core.errors import ArtifactNotFound
-from benchforge.core.records import JudgedItem, JudgedPair, JudgeRecord, TrialResult
+from benchforge.core.records import TrialResult
+from benchforge.evaluation.judges.breakdown import JudgedItem, JudgedPair, JudgeRecord
 from benchforge.evaluation.judges.record import EVIDENCE_CHARS
 from benchforge.evaluation.judges.sanitize import sanitize_output
 from benchforge.harness.store import RunStore

@@ -8,7 +8,7 @@ everything else, highlights included, so it can only ever read as text.
 
 from __future__ import annotations
 
-from benchforge.core.records import JudgedItem, JudgedPair, JudgeRecord
+from benchforge.evaluation.judges.breakdown import JudgedItem, JudgedPair, JudgeRecord
 from benchforge.evaluation.leaderboard import formatting as fmt
 from benchforge.harness.browser.html import badge, facts, h, table
 from benchforge.harness.browser.judged import ItemRow, JudgedView, QuoteView, Segment
@@ -148,12 +148,12 @@ def _item_row(row: ItemRow) -> list[str]:
 def _judges(record: JudgeRecord) -> str:
     lines = []
     for j in record.judges:
-        parts = [f"model {j.get('model', fmt.MISSING)}", f"prompt {j.get('prompt_version')}"]
-        if j.get("rubric_version"):
-            parts.append(f"rubric {j['rubric_version']}")
-        if j.get("mode"):
-            parts.append(f"mode {j['mode']}")
-        lines.append((f"{j.get('judge', '?')} judge", h(", ".join(parts))))
+        parts = [f"model {j.model}", f"prompt {j.prompt_version}"]
+        if j.rubric_version:
+            parts.append(f"rubric {j.rubric_version}")
+        if j.mode:
+            parts.append(f"mode {j.mode}")
+        lines.append((f"{j.judge} judge", h(", ".join(parts))))
     cost = fmt.MISSING if record.cost_usd is None else f"{record.cost_usd:.4f} USD"
     lines.append(
         (

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from benchforge.core.records import RunSpec, Step, TrialKey, TrialResult, TrialScore
+from benchforge.evaluation.judges.breakdown import judge_record_of
 from benchforge.evaluation.leaderboard import (
     Leaderboard,
     build_leaderboard,
@@ -43,7 +44,6 @@ STATUSES: tuple[TrialStatus, ...] = (
     "scoring_error",
     "not_scored",
 )
-VISIBLE_SUFFIX = "_visible"
 ERROR_LINE_CHARS = 160
 
 
@@ -228,14 +228,15 @@ def step_view(step: Step, result: TrialResult) -> StepView:
 def metric_views(score: TrialScore | None) -> list[MetricView]:
     if score is None or score.status != "scored":
         return []
-    names = [m for m in score.metrics if not m.endswith(VISIBLE_SUFFIX)]
+    names = list(score.metrics)
+    seen = score.visible.metrics if score.visible is not None else {}
     if score.primary in names:  # the ranked metric first, then the scorer's order
         names.insert(0, names.pop(names.index(score.primary)))
     return [
         MetricView(
             name=m,
             value=score.metrics[m],
-            visible=score.metrics.get(m + VISIBLE_SUFFIX),
+            visible=seen.get(m),
         )
         for m in names
     ]
@@ -261,11 +262,12 @@ def trial_row(result: TrialResult, score: TrialScore | None) -> TrialRow:
 def judged_of(
     result: TrialResult, score: TrialScore | None, run: RunStore | None
 ) -> JudgedView | None:
-    if score is None or score.status != "scored" or score.judged is None:
+    record = judge_record_of(score) if score is not None and score.status == "scored" else None
+    if record is None:
         return None
-    path = score.judged.output
+    path = record.output
     text = judged_output(run, result, path) if path is not None else None
-    return judged_view(score.judged, text)
+    return judged_view(record, text)
 
 
 def trial_view(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from urllib.parse import urlencode
 
-from benchforge.core.records import NodeCheck, NodeDetail
+from benchforge.evaluation.de.breakdown import NodeCheck, NodeDetail, nodes_of
 from benchforge.evaluation.leaderboard import formatting as fmt
 from benchforge.evaluation.leaderboard.models import Leaderboard
 from benchforge.harness.browser.html import badge as _badge
@@ -852,7 +852,7 @@ def _verdict(view: TrialView) -> str:
         }
         return f'<p class="verdict">{_h(reasons.get(row.status, ""))}</p>'
     parts = [_h(_score_text(score.metrics, score.primary))]
-    failing = [n for n in score.nodes if n.weight > 0 and not (n.cs_matched and n.cfs_matched)]
+    failing = [n for n in nodes_of(score) if n.weight > 0 and not (n.cs_matched and n.cfs_matched)]
     if failing:
         names = []
         for n in failing:
@@ -862,9 +862,9 @@ def _verdict(view: TrialView) -> str:
             if n.cs_matched and n.cfs_blocked_by:
                 what = "blocked by " + ", ".join(n.cfs_blocked_by)
             names.append(f'<a href="#node-{_h(n.name)}"><code>{_h(n.name)}</code></a> ({_h(what)})')
-        weighted = sum(n.weight > 0 for n in score.nodes)
+        weighted = sum(n.weight > 0 for n in nodes_of(score))
         parts.append(f"{len(failing)} of {weighted} scored nodes failed: " + "; ".join(names))
-    elif score.nodes:
+    elif nodes_of(score):
         parts.append("every scored node matched")
     if view.judged is not None and view.judged.items:
         items = [r.item for r in view.judged.items]
@@ -898,14 +898,14 @@ def trial_page_html(view: TrialView, run_id: str) -> str:
     ]
     if view.judged is not None:
         body.append(judged_section(view.judged))
-    if score is not None and score.status == "scored" and (score.nodes or view.judged is None):
+    if score is not None and score.status == "scored" and (nodes_of(score) or view.judged is None):
         heldout = score.scored_on == "heldout"
         label = " (held-out seed)" if heldout else ""
-        body.append(f'<section id="nodes"><h2>Per-node diff{label}</h2>{_nodes(score.nodes)}')
-        if score.nodes_visible:
+        body.append(f'<section id="nodes"><h2>Per-node diff{label}</h2>{_nodes(nodes_of(score))}')
+        if nodes_of(score.visible.breakdown if score.visible else None):
             body.append(
                 "<details><summary>The same on the visible seed</summary>"
-                f"{_nodes(score.nodes_visible)}</details>"
+                f"{_nodes(nodes_of(score.visible.breakdown if score.visible else None))}</details>"
             )
         body.append("</section>")
     body += [

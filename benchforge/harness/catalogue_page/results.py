@@ -49,10 +49,10 @@ def summarize(spec: RunSpec, scores: Sequence[TrialScore]) -> AgentResult:
     """One agent's trials of one task in one run (all of the same agent, model and task)."""
     first = scores[0]
     scored = [s for s in scores if s.status == "scored"]
-    names = sorted({m for s in scored for m in s.metrics})
+    columns = [s.columns() for s in scored]
+    names = sorted({m for c in columns for m in c})
     metrics = {
-        name: sum(s.metrics[name] for s in scored if name in s.metrics)
-        / sum(1 for s in scored if name in s.metrics)
+        name: sum(c[name] for c in columns if name in c) / sum(1 for c in columns if name in c)
         for name in names
     }
     primaries = [s.primary for s in scored if s.primary is not None]

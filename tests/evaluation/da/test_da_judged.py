@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 
 from benchforge.core.errors import UnsupportedTaskError
+from benchforge.core.records.verification import EMPTY, REFERENCE
 from benchforge.evaluation.da.gold import DaGold
 from benchforge.evaluation.families import VerifyOptions, family_of
 from benchforge.evaluation.families.da import PRIMARY_DA_METRIC
+from benchforge.evaluation.judges.breakdown import judge_record_of
 from benchforge.evaluation.judges.client import Judge
+from benchforge.evaluation.judges.models import JudgedVerification
 from benchforge.evaluation.tasks import LoadedTask
 from tests.evaluation.da.conftest import DaData
 from tests.evaluation.da.test_da_data import NoCallLlm
@@ -54,7 +57,7 @@ def test_reference_scores_high_through_the_judges(
     assert score.metrics["score_da"] >= 90 and score.success, score
     assert score.metrics["rubric"] >= 90 and score.metrics["gsb"] == 100
     assert score.detail is None
-    record = score.judged
+    record = judge_record_of(score)
     assert record is not None and record.requests > 0 and not record.unscored
     rubric_versions = {j.get("rubric_version") for j in record.judges}
     assert gold.rubric.version in rubric_versions
@@ -82,7 +85,7 @@ def test_empty_or_missing_report_is_zero_without_a_judge_call(
         )
         assert score.metrics[PRIMARY_DA_METRIC] == 0.0 and not score.success
         assert score.detail is not None and "missing or empty" in score.detail
-        assert score.judged is not None and score.judged.requests == 0
+        assert judge_record_of(score) is not None and judge_record_of(score).requests == 0
     assert NoCallLlm.calls == 0
     with pytest.raises(UnsupportedTaskError):
         family.score(task, submit(tmp_path / "x", "report"), gold, dataset, da_data.work)
@@ -99,13 +102,14 @@ def test_task_verifies_with_the_faithful_mock_judge(
         task, da_data.datasets[7], da_data.work, VerifyOptions(), judge=judge
     )
     assert result.ok, result.problems
-    judged = result.judged
-    assert judged is not None
+    judged = result.record
+    assert isinstance(judged, JudgedVerification)
     assert judged.reference_score is not None and judged.reference_score >= 90
     assert judged.empty_score == 0.0
     assert judged.expected_lost and judged.lost == judged.expected_lost
     assert judged.wrong_anchor_score is not None
     assert judged.wrong_anchor_score < judged.reference_score - 20
     assert judged.judge_requests > 0 and not judged.unscored
-    assert result.gold.cs == result.gold.cfs == result.gold.sr == judged.reference_score
-    assert (result.empty.cs, result.empty.cfs, result.empty.sr) == (0.0, 0.0, 0.0)
+    assert result.score(REFERENCE) == judged.reference_score and result.score(EMPTY) == 0.0
+    assert result.groups() == [REFERENCE, EMPTY, "wrong anchors", "claims"]
+    assert all(c.passed for c in result.checks)

@@ -15,6 +15,7 @@ from benchforge.evaluation.da.gold import DaGold
 from benchforge.evaluation.da.spec import DaOpenTask
 from benchforge.evaluation.families import family_of
 from benchforge.evaluation.families.da import DaOpenFamily, JudgedReport
+from benchforge.evaluation.judges.breakdown import judge_record_of
 from benchforge.evaluation.judges.client import Judge, JudgeSettings
 from benchforge.evaluation.judges.gsb import LENGTH_RATIO
 from benchforge.evaluation.judges.hostile import anchored_lines_removed, pad
@@ -55,8 +56,8 @@ def _prepared(da_data: DaData, task: LoadedTask) -> tuple[DaOpenFamily, DaGold]:
 
 
 def _requests(report: JudgedReport) -> int:
-    assert report.score.judged is not None
-    return report.score.judged.requests
+    assert judge_record_of(report.score) is not None
+    return judge_record_of(report.score).requests
 
 
 def test_max_report_words_defaults_to_the_judges_limit(da_tasks: dict[str, LoadedTask]) -> None:
@@ -102,10 +103,13 @@ def test_padding_scores_no_higher_on_a_real_task(
         flag = over_report.gsb.truncated
         assert flag is not None and flag.startswith("truncated: kept ") and "of " in flag
         assert over_report.rubric.truncated == flag
-        assert over_report.score.judged is not None and over_report.score.judged.truncated == flag
+        assert (
+            judge_record_of(over_report.score) is not None
+            and judge_record_of(over_report.score).truncated == flag
+        )
         assert over_report.score.detail is not None and f"report {flag}" in over_report.score.detail
-        assert reports["within"].score.judged is not None
-        assert reports["within"].score.judged.truncated is None
+        assert judge_record_of(reports["within"].score) is not None
+        assert judge_record_of(reports["within"].score).truncated is None
 
 
 def test_a_report_over_the_tasks_limit_is_judged_on_its_first_words(
@@ -122,8 +126,10 @@ def test_a_report_over_the_tasks_limit_is_judged_on_its_first_words(
     kept = limit_words(visible, 120)
     flag = f"truncated: kept {kept.kept_words} of {count_words(visible)} words"
     assert cut.rubric is not None and cut.rubric.truncated == flag
-    assert cut.score.judged is not None and cut.score.judged.truncated == flag
-    assert whole.score.judged is not None and whole.score.judged.truncated is None
+    assert judge_record_of(cut.score) is not None and judge_record_of(cut.score).truncated == flag
+    assert (
+        judge_record_of(whole.score) is not None and judge_record_of(whole.score).truncated is None
+    )
     assert cut.score.metrics["rubric"] < whole.score.metrics["rubric"]
     quotes = [q for v in cut.rubric.items if v.status == "scored" and v.earned for q in v.evidence]
     assert quotes and all(q in kept.text for q in quotes)  # evidence only from the kept words

@@ -106,8 +106,8 @@ def test_record_of_a_judged_report(make_judge: JudgeFactory) -> None:
     assert record.requests == 11 + 4 and record.cache_hits == 0
     assert {p.matched_words for p in record.gsb_pairs} == {30} and record.truncated is None
     assert record.cost_usd == 0.0  # mock-* models are free in the price table
-    assert [j["judge"] for j in record.judges] == ["rubric", "gsb"]
-    assert record.judges[0]["rubric_version"] == rubric.info.rubric_version
+    assert [j.judge for j in record.judges] == ["rubric", "gsb"]
+    assert record.judges[0].rubric_version == rubric.info.rubric_version
     assert record.injection_flags == rubric.injection_flags and len(record.injection_flags) == 1
     assert (record.pairs, record.inconsistent_pairs, record.unscored) == (2, 0, [])
     items = {i.id: i for i in record.items}

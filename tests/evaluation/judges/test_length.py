@@ -28,6 +28,7 @@ from benchforge.agents.mock_llm.judge_policies import (
 )
 from benchforge.core.llm import SyncLlmClient
 from benchforge.evaluation.families.de import ArchGold, DeArchFamily
+from benchforge.evaluation.judges.breakdown import judge_record_of
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.gsb import LENGTH_RATIO, judge_gsb, length_matched_words
 from benchforge.evaluation.judges.length import (
@@ -294,11 +295,11 @@ def test_a_blueprint_over_its_limit_is_judged_on_its_first_words(make_judge: Jud
     whole = family.judge_blueprint(gold.model_copy(update={"max_words": None}), late, make_judge())
     cut = family.judge_blueprint(gold, late, make_judge())
     flag = f"truncated: kept {kept.kept_words} of {count_words(sanitize_output(late).text)} words"
-    assert whole.judged is not None and whole.judged.truncated is None
-    assert cut.judged is not None and cut.judged.truncated == flag
+    assert judge_record_of(whole) is not None and judge_record_of(whole).truncated is None
+    assert judge_record_of(cut) is not None and judge_record_of(cut).truncated == flag
     assert cut.detail == f"blueprint {flag}"
-    earned = {i.id: i.earned for i in cut.judged.items}
-    assert earned["d1"] == 0 and {i.id: i.earned for i in whole.judged.items}["d1"] == 1
+    earned = {i.id: i.earned for i in judge_record_of(cut).items}
+    assert earned["d1"] == 0 and {i.id: i.earned for i in judge_record_of(whole).items}["d1"] == 1
     assert cut.metrics["rubric"] < whole.metrics["rubric"]
 
 
