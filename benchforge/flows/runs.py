@@ -213,7 +213,6 @@ def run_suite(
         llm_concurrency=llm_concurrency,
         chunk_size=chunk_size,
         processes=_dask_workers(dask, workers),
-        run_id=run_id,
         tasks_root=tasks_root,
         task_ids=task_ids,
         limits=limits or AgentLimits(),

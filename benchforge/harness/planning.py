@@ -51,7 +51,6 @@ class RunRequest(BaseModel):
     processes: int = Field(
         default=1, ge=1, description="processes running chunks; each gets a share of the limits"
     )
-    run_id: str | None = None
     tasks_root: str = "task_specs"
     task_ids: list[str] | None = None
     limits: AgentLimits = Field(default_factory=AgentLimits)
