@@ -147,10 +147,12 @@ class TaskEnvironment:
     """What an agent receives (a runtime handle, not a record). The workspace is private to the
     trial and holds only what the task exposes; gold outputs and hidden checks live elsewhere
     and are listed in ``hidden`` so the sandbox masks them. ``data_dir`` (the dataset) is
-    mounted read-only. ``allowed_read_only``: host paths the operator lets an agent config show
-    although protected (the ``sandbox_allowed_read_only`` setting; see
-    :class:`MountsHostPaths`). ``env`` is extra environment for sandboxed commands. ``llm`` is the
-    trial's view of the shared client: it records each model call (ledger and model step) itself.
+    mounted read-only; ``data_dirs`` holds every dataset of the task by role (a task with one
+    dataset: ``primary`` -> ``data_dir``), all mounted read-only too (:meth:`data_folders`).
+    ``allowed_read_only``: host paths the operator lets an agent config show although protected
+    (the ``sandbox_allowed_read_only`` setting; see :class:`MountsHostPaths`). ``env`` is extra
+    environment for sandboxed commands. ``llm`` is the trial's view of the shared client: it
+    records each model call (ledger and model step) itself.
 
     The workspace is materialized on first use of ``workspace``: an agent that never touches
     files (a single model call) costs no file copies."""
@@ -163,6 +165,7 @@ class TaskEnvironment:
     tools: list[str]
     limits: AgentLimits
     sandbox: SandboxBackend
+    data_dirs: dict[str, Path] = field(default_factory=dict)
     hidden: list[Path] = field(default_factory=list)
     allowed_read_only: list[Path] = field(default_factory=list)
     llm: LlmClientView | None = None
@@ -171,6 +174,12 @@ class TaskEnvironment:
     materialize: Callable[[Path], None] | None = None
     workspace_used: bool = False
     submission: str = "repo"  # the workspace folder holding the answer (the task family's)
+
+    def data_folders(self) -> list[Path]:
+        """Every data folder of the trial (``data_dir`` first), each once: what is mounted
+        read-only for the agent."""
+        found = [self.data_dir] if self.data_dir is not None else []
+        return found + [p for p in self.data_dirs.values() if p not in found]
 
     @property
     def workspace(self) -> Path:

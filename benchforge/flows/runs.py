@@ -9,14 +9,10 @@ same run id skips finished trials and runs the rest (infra-error trials again by
 
 from __future__ import annotations
 
-import math
 import os
-import shutil
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,57 +27,30 @@ from pydantic import BaseModel, Field
 from benchforge.agents.registry import AgentSpelling
 from benchforge.core import progress
 from benchforge.core.artifacts import open_store
-from benchforge.core.catalogue import catalogue
-from benchforge.core.errors import BenchforgeError
 from benchforge.core.progress import Planned, TrialDone
-from benchforge.core.records import AgentLimits, LlmOptions, RunSpec, TrialResult
-from benchforge.core.sandbox import Isolation, default_backend
+from benchforge.core.records import AgentLimits, LlmOptions, TrialResult, TrialScore
+from benchforge.core.sandbox import default_backend
 from benchforge.core.settings import load_settings
-from benchforge.evaluation.families import get_family
 from benchforge.evaluation.judges.client import Judge, JudgeSettings
-from benchforge.evaluation.tasks import LoadedTask
-from benchforge.evaluation.tasks.loader import load_task
-from benchforge.flows.datasets import resolve_datasets, resolve_heldout
 from benchforge.flows.liveness import beat
-from benchforge.harness.chunk import ChunkJob, execute_chunk
-from benchforge.harness.endpoints import llm_configs, llm_endpoint, uses_mock
-from benchforge.harness.identity import check_rerun, run_identity
+from benchforge.flows.synthesize import synthesize
+from benchforge.harness.chunk import ChunkJob, execute_chunk, score_trials
 from benchforge.harness.infra_errors import InfraErrorTally, check_infra_errors, tally_infra_errors
 from benchforge.harness.judging import JudgeUsage, judge_session
-from benchforge.harness.matrix import chunked, expand
-from benchforge.harness.models import ChunkSummary, TrialPlan
-from benchforge.harness.preflight import check_request, resolve_models, suite_tasks
-from benchforge.harness.sandbox_policy import hidden_paths, work_root
-from benchforge.harness.scoring import GoldCache, ScoreMemo, score_trial, scoring_error
+from benchforge.harness.models import ChunkScores, ChunkSummary, RunSummary, TrialPlan
+from benchforge.harness.planning import (
+    RunRequest,
+    new_run_id,
+    plan_scoring,
+    planned_run,
+    run_summary,
+)
+from benchforge.harness.preflight import suite_tasks
+from benchforge.harness.sandbox_policy import work_root
+from benchforge.harness.scoring import GoldCache, ScoreMemo
 from benchforge.harness.store import RunStore
 
-__all__ = ["run_suite", "score_run", "suite_tasks"]
-
-
-class RunSummary(BaseModel):
-    run_id: str
-    uri: str
-    trials: int
-    skipped: int
-    ran: int
-    completed: int
-    infra_errors: int
-    seconds: float
-    chunks: int
-    mock_llm: bool
-    isolation: Isolation
-    terminations: dict[str, int] = Field(default_factory=dict)
-    infra: InfraErrorTally = Field(
-        description="infrastructure errors among all the run's finished trials, by reason "
-        "(infra_errors counts those of the trials run now)"
-    )
-
-
-class ChunkScores(BaseModel):
-    """What one ``score-chunk`` scored: trials per status, and the scoring errors."""
-
-    statuses: dict[str, int] = Field(default_factory=dict)
-    scoring_errors: dict[str, str] = Field(default_factory=dict)  # slug -> type: message
+__all__ = ["ChunkScores", "RunSummary", "ScoreSummary", "run_suite", "score_run", "suite_tasks"]
 
 
 class ScoreSummary(BaseModel):
@@ -234,113 +203,35 @@ def run_suite(
     logger = get_run_logger()
     t0 = time.monotonic()
     settings = load_settings()
-    models = resolve_models(list(agents), list(models or []), settings.openai_api_key is not None)
-    limits = limits or AgentLimits()
-    llm = llm or LlmOptions()
-    request = check_request(
-        tasks_root,
-        suites,
-        task_ids,
-        list(agents),
-        models,
-        datasets or {},
-        settings.openai_api_key is not None,
+    request = RunRequest(
+        suites=suites,
+        agents=list(agents),
+        models=list(models or []),
+        epochs=epochs,
+        concurrency=concurrency,
+        sandbox_concurrency=sandbox_concurrency,
+        llm_concurrency=llm_concurrency,
+        chunk_size=chunk_size,
+        processes=_dask_workers(dask, workers),
+        tasks_root=tasks_root,
+        task_ids=task_ids,
+        limits=limits or AgentLimits(),
+        datasets=datasets or {},
+        retry_infra_errors=retry_infra_errors,
+        llm=llm or LlmOptions(),
+        heldout=heldout,
     )
-    tasks, built = request.tasks, request.agents
-    run_id = run_id or f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
-    run = RunStore(open_store(settings.artifact_root), run_id)
-    work = work_root(settings)
-    dataset_dirs = resolve_datasets(tasks, datasets or {}, work)
-    heldout_dirs = resolve_heldout(tasks, datasets or {}, work) if heldout else {}
-    identity = run_identity(tasks, built, models, epochs, limits, llm, dataset_dirs, heldout_dirs)
-    use_mock = uses_mock(settings, request.uses_model)
-    with llm_endpoint(settings, use_mock) as base_url:
-        spec = RunSpec(
-            run_id=run_id,
-            suites=suites,
-            tasks_root=tasks_root,
-            agents=list(agents),
-            models=models,
-            epochs=epochs,
-            limits=limits,
-            llm_base_url=base_url,
-            mock_llm=use_mock,
-            datasets=dataset_dirs,
-            heldout_datasets=heldout_dirs,
-            identity=identity,
-            created_at=datetime.now(UTC),
-        )
-        previous = run.read_spec()
-        check_rerun(previous, identity, spec.matrix())
-        if previous is None:
-            run.write_spec(spec)
-        plans = expand(tasks, built, models, epochs, {k: Path(v) for k, v in dataset_dirs.items()})
-        states = run.trial_states()
-        redo = (
-            {s for s, state in states.items() if state == "infra_error"}
-            if retry_infra_errors
-            else set()
-        )
-        pending = [p for p in plans if p.key.slug not in states or p.key.slug in redo]
-        logger.info(
-            "run %s: %d trials, %d done, %d to run",
-            run_id,
-            len(plans),
-            len(plans) - len(pending),
-            len(pending),
-        )
-        progress.emit(Planned(pending=len(pending), skipped=len(plans) - len(pending)))
-        n_workers = _dask_workers(dask, workers)
-        job = ChunkJob(
-            run_id=run_id,
-            artifact_root=settings.artifact_root,
-            scratch=str(work / "workspaces"),
-            work=str(work / "scoring"),
-            limits=limits,
-            llm_configs=llm_configs(
-                settings,
-                models,
-                base_url,
-                max(1, llm_concurrency // n_workers),
-                use_mock,
-                llm,
-            ),
-            trial_concurrency=max(1, math.ceil(concurrency / n_workers)),
-            sandbox_concurrency=max(1, math.ceil(sandbox_concurrency / n_workers)),
-            hidden=hidden_paths(settings, tasks, work),
-            allowed_read_only=[str(p) for p in settings.sandbox_allowed_read_only],
-            task_folders={
-                f"{t.spec.suite}|{t.spec.id}|{t.spec.version}": str(t.folder) for t in tasks
-            },
-            previous_attempts={s: 1 for s in redo},
-            datasets=dataset_dirs,
-        )
-        chunks = chunked(pending, chunk_size) if pending else []
-        summary = ChunkSummary()
-        if chunks:
-            runner = _task_runner(dask, workers)
+    run = RunStore(open_store(settings.artifact_root), run_id or new_run_id())
+    summary = ChunkSummary()
+    with planned_run(request, run, settings, synthesize=synthesize) as plan:
+        logger.info(plan.line())
+        progress.emit(Planned(pending=len(plan.pending), skipped=plan.skipped))
+        if plan.chunks:
             with _api_url_for_workers(dask):
-                for part in run_chunks(runner, job, chunks):
+                for part in run_chunks(_task_runner(dask, workers), plan.job, plan.chunks):
                     summary = summary.merge(part)
-        # Every trial is stored: drop the task templates and any workspace a crash left.
-        shutil.rmtree(Path(job.scratch) / run_id, ignore_errors=True)
-    infra = tally_infra_errors(run, [p.key.slug for p in plans])
-    result = RunSummary(
-        run_id=run_id,
-        uri=run.uri(),
-        trials=len(plans),
-        skipped=len(plans) - len(pending),
-        ran=summary.trials,
-        completed=summary.completed,
-        infra_errors=summary.infra_errors,
-        seconds=time.monotonic() - t0,
-        chunks=len(chunks),
-        mock_llm=use_mock,
-        isolation=default_backend().isolation(),
-        terminations=summary.terminations,
-        infra=infra,
-    )
-    check_infra_errors([infra], _max_share(max_infra_error_share), result)
+    result = run_summary(plan, run, summary, time.monotonic() - t0)
+    check_infra_errors([result.infra], _max_share(max_infra_error_share), result)
     return result
 
 
@@ -363,57 +254,29 @@ def score_chunk(
     with the exception), never the chunk's: the other trials are scored on. What is not one
     trial's (the run store, the run's tasks) still fails the chunk."""
     logger = get_run_logger()
-    settings = load_settings()
-    run = RunStore(open_store(settings.artifact_root), run_id)
-    spec = run.require_spec()
-    sandbox = default_backend()
-    out = ChunkScores()
-    tasks: dict[tuple[str, str, str], LoadedTask] = {}
-    for slug in slugs:
-        result = run.read_result(slug)
-        ident = (result.key.suite, result.key.task_id, result.key.task_version)
-        if ident not in tasks:
-            tasks[ident] = _find_task(spec, ident)
-        loaded = tasks[ident]
-        dataset = spec.datasets.get(loaded.key)
-        heldout = spec.heldout_datasets.get(loaded.key)
-        try:
-            score = score_trial(
-                run,
-                result,
-                loaded,
-                Path(dataset) if dataset else None,
-                gold,
-                Path(work),
-                sandbox,
-                unsandboxed=unsandboxed,
-                heldout_dir=Path(heldout) if heldout else None,
-                memo=memo,
-                judge=judge,
-                show_heldout_examples=show_heldout_examples,
-                visible_too=visible_scores,
-            )
-        except Exception as exc:  # this trial's scoring failed, not the run's
-            score = scoring_error(result, exc)
-            logger.warning("trial %s: scoring error: %s", slug, score.detail, exc_info=True)
-            out.scoring_errors[slug] = score.detail or ""
-        run.write_score(score)
-        out.statuses[score.status] = out.statuses.get(score.status, 0) + 1
-        progress.emit(TrialDone(slug=slug, status=score.status, termination=result.termination))
-    return out
+    run = RunStore(open_store(load_settings().artifact_root), run_id)
 
-
-def _find_task(spec: RunSpec, ident: tuple[str, str, str]) -> LoadedTask:
-    suite, task_id, version = ident
-    root = Path(spec.tasks_root)
-    root = catalogue().path(root)
-    loaded = load_task(root / suite / task_id)
-    if loaded.spec.version != version:
-        raise BenchforgeError(
-            f"{suite}/{task_id}: the run used version {version}, the task is now "
-            f"{loaded.spec.version}; score with the task version the trials ran on"
+    def report(result: TrialResult, score: TrialScore) -> None:
+        progress.emit(
+            TrialDone(slug=result.key.slug, status=score.status, termination=result.termination)
         )
-    return loaded
+
+    out = score_trials(
+        run,
+        slugs,
+        Path(work),
+        default_backend(),
+        gold,
+        memo,
+        unsandboxed=unsandboxed,
+        judge=judge,
+        show_heldout_examples=show_heldout_examples,
+        visible_scores=visible_scores,
+        on_scored=[report],
+    )
+    for slug, detail in out.scoring_errors.items():
+        logger.warning("trial %s: scoring error: %s", slug, detail)
+    return out
 
 
 @flow(name="score_run", flow_run_name="score-run-{run_id}", on_running=[beat])
@@ -463,19 +326,14 @@ def score_run(
     t0 = time.monotonic()
     settings = load_settings()
     run = RunStore(open_store(settings.artifact_root), run_id)
-    run.require_spec()
-    finished = sorted(run.finished_slugs())
-    states = run.score_states()
-    done = set() if rescore else {s for s, state in states.items() if state == "scored"}
-    todo = [s for s in finished if s not in done]
-    logger.info("run %s: %d finished trials, %d to score", run_id, len(finished), len(todo))
+    plan = plan_scoring(run, rescore, chunk_size)
+    logger.info(plan.line())
     work = str(work_root(settings) / "scoring")
-    progress.emit(Planned(pending=len(todo), skipped=len(finished) - len(todo)))
+    progress.emit(Planned(pending=len(plan.todo), skipped=plan.skipped))
     statuses: dict[str, int] = {}
     errors: dict[str, str] = {}
     usage: JudgeUsage | None = None
-    if todo:
-        parts = [todo[i : i + chunk_size] for i in range(0, len(todo), chunk_size)]
+    if plan.todo:
         runner: Any = ThreadPoolTaskRunner(max_workers=workers)
         if unsandboxed:
             logger.warning("scoring run %s WITHOUT a sandbox (explicitly requested)", run_id)
@@ -484,7 +342,7 @@ def score_run(
         gold, memo = GoldCache(Path(work)), ScoreMemo()
         with ExitStack() as stack:
             the_judge: Judge | None = None
-            if _judged(run, todo):
+            if plan.judged:
                 the_judge, mock = stack.enter_context(
                     judge_session(
                         settings, work_root(settings), model=judge_model, judge_settings=judge
@@ -493,7 +351,7 @@ def score_run(
             for part in _score_chunks(
                 runner,
                 run_id,
-                parts,
+                plan.chunks,
                 work,
                 unsandboxed,
                 gold,
@@ -516,11 +374,11 @@ def score_run(
                 len(errors),
                 ", ".join(sorted(errors)),
             )
-    infra = tally_infra_errors(run, finished)
+    infra = tally_infra_errors(run, plan.finished)
     result = ScoreSummary(
         run_id=run_id,
-        scored=len(todo),
-        skipped=len(finished) - len(todo),
+        scored=len(plan.todo),
+        skipped=plan.skipped,
         statuses=statuses,
         seconds=time.monotonic() - t0,
         judge=usage,
@@ -529,12 +387,6 @@ def score_run(
     )
     check_infra_errors([infra], _max_share(max_infra_error_share), result)
     return result
-
-
-def _judged(run: RunStore, slugs: list[str]) -> bool:
-    """Whether any of ``slugs`` is a trial of a judged family (the run then needs a judge)."""
-    families = {run.read_result(slug).family for slug in slugs}
-    return any(get_family(name).judged for name in families)
 
 
 def _score_chunks(

@@ -1,5 +1,6 @@
 """A chunk of trials as one unit of orchestration: everything a worker (a thread of this
-process or a Dask worker elsewhere) needs is in the serializable ``ChunkJob``.
+process or a Dask worker elsewhere) needs to run trials is in the serializable ``ChunkJob``;
+:func:`score_trials` scores a chunk of a stored run's trials.
 
 Limits are process-wide: every chunk of a run that executes in one process shares one
 ``SharedSemaphore`` per limit (usable from any thread and event loop). With N worker
@@ -9,6 +10,7 @@ processes the flow divides each limit by N, so the run's total stays bounded.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -16,13 +18,21 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from benchforge.core.artifacts import open_store
+from benchforge.core.catalogue import catalogue
+from benchforge.core.errors import BenchforgeError
 from benchforge.core.llm import LlmConfig, SharedSemaphore
-from benchforge.core.records import AgentLimits, TrialResult
-from benchforge.core.sandbox import default_backend
+from benchforge.core.records import AgentLimits, RunSpec, TrialResult, TrialScore
+from benchforge.core.sandbox import SandboxBackend, default_backend
+from benchforge.evaluation.judges.client import Judge
+from benchforge.evaluation.tasks.loader import load_task
+from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.executor import LimitedSandbox, RunContext, run_chunk
-from benchforge.harness.models import ChunkSummary, TrialPlan
+from benchforge.harness.models import ChunkScores, ChunkSummary, TrialPlan
+from benchforge.harness.scoring import GoldCache, ScoreMemo, score_trial, scoring_error
 from benchforge.harness.solutions import GoldSolutions
 from benchforge.harness.store import RunStore
+
+log = logging.getLogger(__name__)
 
 
 class ChunkJob(BaseModel):
@@ -94,3 +104,74 @@ def execute_chunk(
     ctx = context_for(job)
     ctx.on_trial_done.extend(on_trial_done or [])
     return asyncio.run(run_chunk(plans, ctx))
+
+
+def score_trials(
+    run: RunStore,
+    slugs: list[str],
+    work: Path,
+    sandbox: SandboxBackend,
+    gold: GoldCache,
+    memo: ScoreMemo,
+    *,
+    unsandboxed: bool = False,
+    judge: Judge | None = None,
+    show_heldout_examples: bool = False,
+    visible_scores: bool = False,
+    on_scored: list[Callable[[TrialResult, TrialScore], None]] | None = None,
+) -> ChunkScores:
+    """Scores and stores the trials ``slugs`` of ``run``, each on its task's dataset (and
+    held-out dataset) as the run recorded them. An exception while scoring one trial is that
+    trial's scoring error (stored as its score, with the exception), never the chunk's: the
+    other trials are scored on. What is not one trial's (the run store, the run's tasks) still
+    fails the chunk."""
+    spec = run.require_spec()
+    out = ChunkScores()
+    tasks: dict[tuple[str, str, str], LoadedTask] = {}
+    for slug in slugs:
+        result = run.read_result(slug)
+        ident = (result.key.suite, result.key.task_id, result.key.task_version)
+        if ident not in tasks:
+            tasks[ident] = run_task(spec, ident)
+        loaded = tasks[ident]
+        dataset = spec.datasets.get(loaded.key)
+        heldout = spec.heldout_datasets.get(loaded.key)
+        try:
+            score = score_trial(
+                run,
+                result,
+                loaded,
+                Path(dataset) if dataset else None,
+                gold,
+                work,
+                sandbox,
+                unsandboxed=unsandboxed,
+                heldout_dir=Path(heldout) if heldout else None,
+                memo=memo,
+                judge=judge,
+                show_heldout_examples=show_heldout_examples,
+                visible_too=visible_scores,
+            )
+        except Exception as exc:  # this trial's scoring failed, not the run's
+            score = scoring_error(result, exc)
+            log.warning("trial %s: scoring error: %s", slug, score.detail, exc_info=True)
+            out.scoring_errors[slug] = score.detail or ""
+        run.write_score(score)
+        out.statuses[score.status] = out.statuses.get(score.status, 0) + 1
+        for callback in on_scored or []:
+            callback(result, score)
+    return out
+
+
+def run_task(spec: RunSpec, ident: tuple[str, str, str]) -> LoadedTask:
+    """The task (suite, id, version) of a stored run, as its trials ran it; a task changed
+    since (another version) is an error, not scored against its new version."""
+    suite, task_id, version = ident
+    root = catalogue().path(Path(spec.tasks_root))
+    loaded = load_task(root / suite / task_id)
+    if loaded.spec.version != version:
+        raise BenchforgeError(
+            f"{suite}/{task_id}: the run used version {version}, the task is now "
+            f"{loaded.spec.version}; score with the task version the trials ran on"
+        )
+    return loaded

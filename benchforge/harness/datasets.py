@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -22,6 +23,7 @@ from benchforge.evaluation.families import family_of
 
 if TYPE_CHECKING:
     from benchforge.evaluation.tasks import LoadedTask
+    from benchforge.evaluation.tasks.models import DatasetRef
 
 
 class Synthesizer(Protocol):
@@ -102,10 +104,22 @@ def _fetch(
 def task_dataset(
     loaded: LoadedTask, override: str | None, scratch: Path, *, synthesize: Synthesizer
 ) -> Path:
-    """The local folder of one task's dataset: ``override`` (a folder or s3:// prefix the user
-    named) if given, else the spec's ``location``, else its domain at its scale and seed
-    (synthesized if missing). A named location that is not a dataset is an error."""
-    ref = loaded.spec.dataset
+    """The local folder of one task's dataset (its primary role's): ``override`` (a folder or
+    s3:// prefix the user named) if given, else the spec's ``location``, else its domain at its
+    scale and seed (synthesized if missing). A named location that is not a dataset is an
+    error."""
+    return ref_dataset(loaded, loaded.spec.dataset, override, scratch, synthesize=synthesize)
+
+
+def ref_dataset(
+    loaded: LoadedTask,
+    ref: DatasetRef,
+    override: str | None,
+    scratch: Path,
+    *,
+    synthesize: Synthesizer,
+) -> Path:
+    """The local folder of ``ref``, one of ``loaded``'s datasets (:func:`task_dataset`)."""
     location = override or ref.resolve_location(catalogue_root_of(loaded))
     return local_dataset(ref.domain, location, scratch, ref.scale, ref.seed, synthesize=synthesize)
 
@@ -116,6 +130,37 @@ def catalogue_root_of(loaded: LoadedTask) -> Path:
     return loaded.folder.resolve().parents[2]
 
 
+ROLE_SEPARATOR = "#"
+
+
+def role_keys(loaded: LoadedTask) -> dict[str, str]:
+    """role -> the key of its dataset in a run's dataset maps (``RunSpec.datasets``,
+    ``heldout_datasets`` and the identity's): ``<task key>`` for a task's lone dataset, as in
+    runs stored before roles; ``<task key>#<role>`` for each role of a task with several (whose
+    primary role is also under the task key, where scoring and the oracle read it)."""
+    roles = loaded.spec.dataset_roles()
+    if len(roles) == 1:
+        return {role: loaded.key for role in roles}
+    return {role: f"{loaded.key}{ROLE_SEPARATOR}{role}" for role in roles}
+
+
+def keyed_by_role(loaded: LoadedTask, folders: Mapping[str, str]) -> dict[str, str]:
+    """``folders`` (role -> folder, some of the task's roles) as entries of a run's dataset
+    map (:func:`role_keys`)."""
+    keys = role_keys(loaded)
+    out = {keys[role]: folder for role, folder in folders.items()}
+    primary = loaded.spec.primary_role
+    if primary in folders:
+        out[loaded.key] = folders[primary]
+    return out
+
+
+def roles_of(loaded: LoadedTask, dataset_map: Mapping[str, str]) -> dict[str, str]:
+    """role -> folder: the task's entries of a run's dataset map, the inverse of
+    :func:`keyed_by_role` (roles absent from the map are left out)."""
+    return {role: dataset_map[key] for role, key in role_keys(loaded).items() if key in dataset_map}
+
+
 def resolve_datasets(
     tasks: list[LoadedTask],
     overrides: dict[str, str],
@@ -123,27 +168,34 @@ def resolve_datasets(
     *,
     synthesize: Synthesizer,
 ) -> dict[str, str]:
-    """task key -> local dataset folder (synthesized once per (domain, scale, seed); a spec's
-    ``location`` is fetched once per location); ``overrides``: domain -> a dataset folder or
-    s3:// prefix to use instead."""
+    """The run's dataset map: task key -> local folder of its (primary) dataset, and, for a
+    task with several datasets by role, ``<task key>#<role>`` -> each role's folder
+    (:func:`role_keys`). Synthesized once per (domain, scale, seed); a spec's ``location`` is
+    fetched once per location; ``overrides``: domain -> a dataset folder or s3:// prefix used
+    instead, for every role of that domain."""
     by_ref: dict[tuple[str, ...], str] = {}
-    out = {}
+    out: dict[str, str] = {}
     for loaded in tasks:
-        ref = loaded.spec.dataset
-        location = overrides.get(ref.domain) or ref.resolve_location(catalogue_root_of(loaded))
-        ident = (ref.domain, location) if location else (ref.domain, str(ref.scale), str(ref.seed))
-        if ident not in by_ref:
-            tag = hashlib.sha256("|".join(ident).encode()).hexdigest()[:8]
-            folder = task_dataset(
-                loaded,
-                location,
-                scratch / "datasets" / f"{ref.domain}-{tag}"
-                if location
-                else scratch / "datasets" / ref.domain,
-                synthesize=synthesize,
+        folders = {}
+        for role, ref in loaded.spec.dataset_roles().items():
+            location = overrides.get(ref.domain) or ref.resolve_location(catalogue_root_of(loaded))
+            ident = (
+                (ref.domain, location) if location else (ref.domain, str(ref.scale), str(ref.seed))
             )
-            by_ref[ident] = str(Path(folder).resolve())
-        out[loaded.key] = by_ref[ident]
+            if ident not in by_ref:
+                tag = hashlib.sha256("|".join(ident).encode()).hexdigest()[:8]
+                folder = ref_dataset(
+                    loaded,
+                    ref,
+                    location,
+                    scratch / "datasets" / f"{ref.domain}-{tag}"
+                    if location
+                    else scratch / "datasets" / ref.domain,
+                    synthesize=synthesize,
+                )
+                by_ref[ident] = str(Path(folder).resolve())
+            folders[role] = by_ref[ident]
+        out |= keyed_by_role(loaded, folders)
     return out
 
 
@@ -154,26 +206,31 @@ def resolve_heldout(
     *,
     synthesize: Synthesizer,
 ) -> dict[str, str]:
-    """task key -> held-out dataset folder, for tasks on their domain's generated dataset (a
-    custom dataset, given for a domain or as the spec's ``location``, has no spec to
-    regenerate it from) whose family scores on a held-out dataset."""
+    """The run's held-out dataset map (keyed as :func:`resolve_datasets`'): for each task whose
+    family scores on a held-out dataset, the held-out twin of every role on its domain's
+    generated dataset (a custom dataset, given for a domain or as the role's ``location``, has
+    no spec to regenerate it from)."""
     by_ref: dict[tuple[str, float, int], str] = {}
-    out = {}
+    out: dict[str, str] = {}
     for loaded in tasks:
-        ref = loaded.spec.dataset
-        if ref.domain in overrides or ref.location or not family_of(loaded).heldout:
+        if not family_of(loaded).heldout:
             continue
-        ident = (ref.domain, ref.scale, ref.seed)
-        if ident not in by_ref:
-            folder = heldout_dataset(
-                ref.domain,
-                scratch / "heldout" / ref.domain,
-                ref.scale,
-                ref.seed,
-                synthesize=synthesize,
-            )
-            by_ref[ident] = str(Path(folder).resolve())
-        out[loaded.key] = by_ref[ident]
+        folders = {}
+        for role, ref in loaded.spec.dataset_roles().items():
+            if ref.domain in overrides or ref.location:
+                continue
+            ident = (ref.domain, ref.scale, ref.seed)
+            if ident not in by_ref:
+                folder = heldout_dataset(
+                    ref.domain,
+                    scratch / "heldout" / ref.domain,
+                    ref.scale,
+                    ref.seed,
+                    synthesize=synthesize,
+                )
+                by_ref[ident] = str(Path(folder).resolve())
+            folders[role] = by_ref[ident]
+        out |= keyed_by_role(loaded, folders)
     return out
 
 

@@ -268,15 +268,19 @@ def rebuild_workspace(run: RunStore, result: TrialResult, dest: Path) -> Path:
     return dest
 
 
-async def _agent_data(task: LoadedTask, plan: TrialPlan, ctx: RunContext) -> Path | None:
-    """The data folder the agent gets: the dataset, or what its family prepares from it (the
-    analysis-ready marts of a DA task, built once and cached on disk by the family)."""
+async def _agent_data(
+    task: LoadedTask, plan: TrialPlan, ctx: RunContext
+) -> tuple[Path | None, dict[str, Path]]:
+    """The data folders the agent gets: its task's (primary) dataset, or what its family
+    prepares from it (the analysis-ready marts of a DA task, built once and cached on disk by
+    the family); and every dataset of the task by role, the primary one as prepared."""
+    roles = {role: Path(folder) for role, folder in plan.dataset_dirs.items()}
     if not plan.dataset_dir:
-        return None
+        return None, roles
     dataset = Path(plan.dataset_dir)
-    if ctx.work is None:
-        return dataset
-    return await asyncio.to_thread(family_of(task).agent_data, task, dataset, ctx.work)
+    if ctx.work is not None:
+        dataset = await asyncio.to_thread(family_of(task).agent_data, task, dataset, ctx.work)
+    return dataset, roles | {task.spec.primary_role: dataset}
 
 
 async def run_trial(
@@ -292,13 +296,15 @@ async def run_trial(
     # The trial's view of the shared client: its own ledger, and it records the model steps.
     view = LlmClientView(llm, steps=trajectory, epoch=key.epoch) if llm is not None else None
     family = family_of(task)
+    data_dir, data_dirs = await _agent_data(task, plan, ctx)
     env = TaskEnvironment(
         key=key,
         family=task.spec.family,
         prompt=materials.prompt,
         workspace_path=workspace,
         materialize=lambda path: _checkout(materials, path),
-        data_dir=await _agent_data(task, plan, ctx),
+        data_dir=data_dir,
+        data_dirs=data_dirs,
         tools=list(toolset(family.toolset)),
         submission=family.submission,
         limits=ctx.limits,

@@ -1,11 +1,14 @@
-"""What a run's chunks are given (a trial plan) and report back (a summary). The run's own
-record (``RunSpec``) is in :mod:`benchforge.core.records`."""
+"""What a run's chunks are given (a trial plan) and report back (a summary), and what a run
+and a scoring of it report. The run's own record (``RunSpec``) is in
+:mod:`benchforge.core.records`."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchforge.core.records import TrialKey
+from benchforge.core.sandbox import Isolation
+from benchforge.harness.infra_errors import InfraErrorTally
 
 
 class TrialPlan(BaseModel):
@@ -16,7 +19,10 @@ class TrialPlan(BaseModel):
     key: TrialKey
     task_folder: str
     agent_spec: str
-    dataset_dir: str | None
+    dataset_dir: str | None  # the task's (primary) dataset
+    dataset_dirs: dict[str, str] = Field(
+        default_factory=dict, description="role -> folder: every dataset of the task"
+    )
 
 
 class ChunkSummary(BaseModel):
@@ -37,3 +43,29 @@ class ChunkSummary(BaseModel):
             seconds=max(self.seconds, other.seconds),
             terminations=terminations,
         )
+
+
+class ChunkScores(BaseModel):
+    """What one scoring chunk scored: trials per status, and the scoring errors."""
+
+    statuses: dict[str, int] = Field(default_factory=dict)
+    scoring_errors: dict[str, str] = Field(default_factory=dict)  # slug -> type: message
+
+
+class RunSummary(BaseModel):
+    run_id: str
+    uri: str
+    trials: int
+    skipped: int
+    ran: int
+    completed: int
+    infra_errors: int
+    seconds: float
+    chunks: int
+    mock_llm: bool
+    isolation: Isolation
+    terminations: dict[str, int] = Field(default_factory=dict)
+    infra: InfraErrorTally = Field(
+        description="infrastructure errors among all the run's finished trials, by reason "
+        "(infra_errors counts those of the trials run now)"
+    )

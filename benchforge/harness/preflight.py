@@ -32,7 +32,7 @@ class CheckedRequest:
 
     @property
     def domains(self) -> set[str]:
-        return {t.spec.dataset.domain for t in self.tasks}
+        return {ref.domain for t in self.tasks for ref in t.spec.dataset_roles().values()}
 
 
 def suite_tasks(tasks_root: str, suites: list[str], task_ids: list[str] | None) -> list[LoadedTask]:

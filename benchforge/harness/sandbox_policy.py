@@ -67,9 +67,10 @@ def protected_paths(
     for loaded in tasks:
         found[real_path(loaded.folder.parent)] = f"the task folders of suite {loaded.spec.suite}"
         found[real_path(loaded.repo)] = f"the gold repository of {loaded.spec.id}"
-        location = loaded.spec.dataset.resolve_location(catalogue_root_of(loaded))
-        if location and not location.startswith("s3://"):
-            found[real_path(location)] = f"the dataset of {loaded.spec.id}"
+        for ref in loaded.spec.dataset_roles().values():
+            location = ref.resolve_location(catalogue_root_of(loaded))
+            if location and not location.startswith("s3://"):
+                found[real_path(location)] = f"the dataset of {loaded.spec.id}"
     for domain, location in sorted((datasets or {}).items()):
         if not location.startswith("s3://"):
             found[real_path(location)] = f"the {domain} dataset"

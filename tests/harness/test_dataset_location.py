@@ -12,6 +12,7 @@ import yaml
 
 from benchforge.core.errors import BenchforgeError
 from benchforge.evaluation.tasks import TaskSpecError, load_task
+from benchforge.evaluation.tasks.authoring import dataset_problems
 from benchforge.evaluation.tasks.models import DatasetRef
 from benchforge.harness.datasets import resolve_datasets, resolve_heldout, task_dataset
 from tests.paths import FIXTURES
@@ -101,3 +102,13 @@ def test_a_spec_with_both_names_the_field(tmp_path: Path) -> None:
     impl = catalogue_with(tmp_path, {"domain": "mini", "location": "d", "scale": 1})
     with pytest.raises(TaskSpecError, match="location or scale/seed"):
         load_task(impl)
+
+
+def test_validation_checks_the_location_of_every_role(tmp_path: Path) -> None:
+    impl = catalogue_with(tmp_path, {"domain": "mini", "location": "datasets/mini"})
+    data = yaml.safe_load((impl / "task.yaml").read_text())
+    data["datasets"] = {"primary": data.pop("dataset"), "old": {"domain": "mini", "location": "x"}}
+    (impl / "task.yaml").write_text(yaml.safe_dump(data))
+    fake_dataset(tmp_path / "datasets" / "mini")
+    (problem,) = dataset_problems(load_task(impl))
+    assert problem.startswith("datasets.old.location 'x'") and "does not exist" in problem

@@ -109,6 +109,7 @@ def sandbox_env(env: TaskEnvironment) -> dict[str, str]:
         "BENCHFORGE_DBT_DB": str(ws / DEV_DATABASE),
         "BENCHFORGE_WORKSPACE": str(ws),
         **({"BENCHFORGE_DATA": str(env.data_dir)} if env.data_dir is not None else {}),
+        **{f"BENCHFORGE_DATA_{role.upper()}": str(p) for role, p in env.data_dirs.items()},
         **env.env,
     }
 
@@ -123,7 +124,7 @@ def sandbox_request(
     return SandboxRequest(
         argv=argv,
         workspace=env.workspace,
-        read_only=[env.data_dir] if env.data_dir is not None else [],
+        read_only=env.data_folders(),
         hidden=list(env.hidden),
         env=sandbox_env(env),
         limits=env.limits.sandbox_limits(wall_s),

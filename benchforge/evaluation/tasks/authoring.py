@@ -86,21 +86,24 @@ class TaskReview(BaseModel):
 
 
 def dataset_problems(task: LoadedTask) -> list[str]:
-    """A dataset ``location`` that is not a dataset folder (an s3:// prefix is checked when a
-    run reads it: no credentials are needed to validate)."""
-    ref = task.spec.dataset
-    resolved = ref.resolve_location(catalogue_root(task.folder))
-    if resolved is None or resolved.startswith("s3://"):
-        return []
-    where = f"dataset.location '{ref.location}' (resolved to {resolved})"
-    if not Path(resolved).is_dir():
-        return [f"{where} does not exist"]
-    if not LAYOUT.dataset_record_file(Path(resolved)).is_file():
-        return [
-            f"{where} is not a dataset: it has no {LAYOUT.dataset_record_file(Path()).name} "
-            "(make one with `benchforge dataset import` or `benchforge synth`)"
-        ]
-    return []
+    """A dataset ``location`` (of ``dataset``, or of each role of ``datasets``) that is not a
+    dataset folder (an s3:// prefix is checked when a run reads it: no credentials are needed
+    to validate)."""
+    problems = []
+    for role, ref in task.spec.dataset_roles().items():
+        resolved = ref.resolve_location(catalogue_root(task.folder))
+        if resolved is None or resolved.startswith("s3://"):
+            continue
+        field = f"datasets.{role}" if task.spec.datasets else "dataset"
+        where = f"{field}.location '{ref.location}' (resolved to {resolved})"
+        if not Path(resolved).is_dir():
+            problems.append(f"{where} does not exist")
+        elif not LAYOUT.dataset_record_file(Path(resolved)).is_file():
+            problems.append(
+                f"{where} is not a dataset: it has no {LAYOUT.dataset_record_file(Path()).name} "
+                "(make one with `benchforge dataset import` or `benchforge synth`)"
+            )
+    return problems
 
 
 def review_task(task: LoadedTask, parsed: ParsedRepos) -> TaskReview:

@@ -9,15 +9,18 @@ The families of data-engineering tasks (after DAComp):
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     SerializeAsAny,
+    SerializerFunctionWrapHandler,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -25,6 +28,8 @@ from benchforge.evaluation.judges.length import DEFAULT_MAX_BLUEPRINT_WORDS
 
 Layer = str  # staging | intermediate | marts by default; a layer mapping may name others
 IMPL_WEIGHTS: dict[Layer, float] = {"staging": 15.0, "intermediate": 25.0, "marts": 60.0}
+PRIMARY_ROLE = "primary"  # the role of a task's lone ``dataset``
+ROLE_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
 
 
 class _Strict(BaseModel):
@@ -130,7 +135,17 @@ class TaskSpecBase(_Strict):
     suite: str = Field(description="The suite the task belongs to: its parent folder's name.")
     title: str = Field(description="One line: what the task is about (TASK.md's heading).")
     domain: str = Field(description="The data's domain (crm, ads, ... or your own).")
-    dataset: DatasetRef
+    # Given by the author, or (with ``datasets``) the primary role's, filled in by validation.
+    dataset: DatasetRef = Field(
+        default=None,  # type: ignore[assignment]
+        description="The task's dataset (its role is 'primary'). Or give datasets instead.",
+    )
+    datasets: dict[str, DatasetRef] = Field(
+        default_factory=dict,
+        description="Several datasets by role (role -> dataset, e.g. crm_pg, crm_sqlite), "
+        "instead of dataset. The role 'primary', else the first, is the task's dataset "
+        "(agents' data_dir, its domain); every role is resolved, versioned and mounted.",
+    )
     repo: str = Field(
         description="The gold repository, relative to the folder holding the tasks folder "
         "(the catalogue root: dbt_projects/<domain> for shipped tasks)."
@@ -140,11 +155,62 @@ class TaskSpecBase(_Strict):
         default_factory=list, description="Free labels for filtering and the catalogue page."
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _dataset_or_datasets(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("datasets") and data.get("dataset") is not None:
+            raise ValueError(
+                "give either dataset (one dataset, role 'primary') or datasets (datasets by "
+                "role), not both"
+            )
+        return data
+
+    @field_validator("datasets")
+    @classmethod
+    def _role_names(cls, roles: dict[str, DatasetRef]) -> dict[str, DatasetRef]:
+        for role in roles:
+            if not re.fullmatch(ROLE_PATTERN, role):
+                raise ValueError(
+                    f"role {role!r}: lower-case letters, digits and _, starting with a letter"
+                )
+        return roles
+
     @model_validator(mode="after")
     def _dataset_domain(self) -> TaskSpecBase:
+        if self.datasets:
+            # not an author's field now: left out of model_fields_set, so not written back
+            object.__setattr__(self, "dataset", self.datasets[self.primary_role])
+        elif self.dataset is None:
+            raise ValueError("a task needs a dataset: give dataset (or datasets by role)")
         if self.dataset.domain != self.domain:
             raise ValueError(f"dataset.domain '{self.dataset.domain}' != domain '{self.domain}'")
         return self
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A spec with datasets by role serializes without the derived ``dataset``, so it
+        validates again."""
+        data: dict[str, Any] = handler(self)
+        if self.datasets:
+            data.pop("dataset", None)
+        return data
+
+    @property
+    def primary_role(self) -> str:
+        """The role of the task's dataset (``dataset``, the agents' ``data_dir``)."""
+        if not self.datasets or PRIMARY_ROLE in self.datasets:
+            return PRIMARY_ROLE
+        return next(iter(self.datasets))
+
+    def dataset_roles(self) -> dict[str, DatasetRef]:
+        """Every dataset of the task by role, the primary first (a lone ``dataset`` is the
+        role 'primary')."""
+        if not self.datasets:
+            return {PRIMARY_ROLE: self.dataset}
+        primary = self.primary_role
+        return {primary: self.datasets[primary]} | {
+            role: ref for role, ref in self.datasets.items() if role != primary
+        }
 
 
 class DeImplTask(TaskSpecBase):
