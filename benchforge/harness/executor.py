@@ -299,7 +299,7 @@ async def run_trial(
         workspace_path=workspace,
         materialize=lambda path: _checkout(materials, path),
         data_dir=await _agent_data(task, plan, ctx),
-        tools=list(toolset(family.toolset)),
+        tools=toolset(family.toolset),
         submission=family.submission,
         limits=ctx.limits,
         sandbox=ctx.sandbox,
