@@ -76,6 +76,9 @@ def test_request_checks_name_the_problem(tmp_path: Path) -> None:
         check(agents=["react-de"], models=["gpt-4.1-mini"])
     check(agents=["react-de"], models=["gpt-4.1-mini"], has_api_key=True)
     check(models=["gpt-4.1-mini"])  # oracle calls no model: its model list is irrelevant
+    with pytest.raises(ConfigError, match=r"agent 'react-da' acts on none of the tasks"):
+        check(agents=["oracle", "react-da"], models=["mock-echo"])
+    check(suites=["de-mini", "da-mini"], agents=["react-de", "react-da"], models=["mock-echo"])
     with pytest.raises(ConfigError, match=r"uses domain 'crm' \(domains: mini\)"):
         check(datasets={"crm": str(tmp_path)})
     with pytest.raises(ConfigError, match=r"datasets\[mini\]: .* is not a dataset"):

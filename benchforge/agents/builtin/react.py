@@ -118,17 +118,17 @@ async def act(env: TaskEnvironment, name: str, raw_arguments: str) -> ToolOutcom
     """Runs one tool call and records it as a step (started before it runs, so a call the
     wall clock cuts short is recorded as interrupted)."""
     started = env.trajectory.start("tool", name, arguments=arguments_of(raw_arguments))
+    arguments: dict[str, Any] = {}
     try:
         parsed = json.loads(raw_arguments or "{}")
-        arguments = parsed if isinstance(parsed, dict) else {}
-        outcome = (
-            await env.tools.call(env, name, arguments)
-            if isinstance(parsed, dict)
-            else ToolOutcome(output="error: arguments must be a JSON object", ok=False)
-        )
     except ValueError:
-        arguments = {}
         outcome = ToolOutcome(output="error: arguments are not valid JSON", ok=False)
+    else:
+        if isinstance(parsed, dict):
+            arguments = parsed
+            outcome = await env.tools.call(env, name, arguments)
+        else:
+            outcome = ToolOutcome(output="error: arguments must be a JSON object", ok=False)
     env.trajectory.step(
         "tool",
         name,

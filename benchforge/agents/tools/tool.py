@@ -25,7 +25,15 @@ import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    get_args,
+    get_origin,
+    get_type_hints,
+    overload,
+)
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
@@ -123,12 +131,23 @@ def validation_message(exc: ValidationError) -> str:
     return "; ".join(lines)
 
 
+@overload
+def tool(function: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def tool(
     function: Callable[..., Any] | None = None,
+    /,
     *,
     name: str | None = None,
     description: str | None = None,
-) -> Any:
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Makes a :class:`Tool` of ``function`` (used bare, ``@tool``, or with options,
     ``@tool(name=..., description=...)``); see the module docstring."""
 
