@@ -15,13 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
 from benchforge.core.llm import LlmClientView
 from benchforge.core.records import AgentLimits, Step, Termination, TrialKey
 from benchforge.core.sandbox import SandboxBackend
+
+if TYPE_CHECKING:
+    from benchforge.agents.tools.toolsets import Toolset
 
 
 def config_hash(config: BaseModel) -> str:
@@ -155,14 +158,17 @@ class TaskEnvironment:
     records each model call (ledger and model step) itself.
 
     The workspace is materialized on first use of ``workspace``: an agent that never touches
-    files (a single model call) costs no file copies."""
+    files (a single model call) costs no file copies.
+
+    ``tools``: the toolset the task's family names (``TaskFamily.toolset``); a tool-calling
+    agent acts through it."""
 
     key: TrialKey
     family: str
     prompt: str
     workspace_path: Path
     data_dir: Path | None
-    tools: list[str]
+    tools: Toolset
     limits: AgentLimits
     sandbox: SandboxBackend
     data_dirs: dict[str, Path] = field(default_factory=dict)
@@ -222,3 +228,12 @@ class MountsHostPaths(Protocol):
 
     @property
     def config_mounts(self) -> list[Path]: ...
+
+
+@runtime_checkable
+class ChoosesToolsets(Protocol):
+    """An agent that can act only through some toolsets: the trial matrix pairs it only with
+    tasks whose family names one of them. An agent without this method (oracle, null, command)
+    is paired with every task."""
+
+    def supports_toolset(self, name: str) -> bool: ...

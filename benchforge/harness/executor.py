@@ -305,7 +305,7 @@ async def run_trial(
         materialize=lambda path: _checkout(materials, path),
         data_dir=data_dir,
         data_dirs=data_dirs,
-        tools=list(toolset(family.toolset)),
+        tools=toolset(family.toolset),
         submission=family.submission,
         limits=ctx.limits,
         sandbox=ctx.sandbox,

@@ -1,14 +1,22 @@
 """The trial matrix: tasks x agents x models x epochs (agents that call no model run once per
-task and epoch, under model '-')."""
+task and epoch, under model '-').
+
+An agent is paired only with the tasks it supports: one that acts through some toolsets only
+(``ChoosesToolsets``: react-de the ``de`` toolset, react-da the ``da`` one) gets the tasks whose
+family names one of them; the others (oracle, null, react, command, single-call) get every task.
+So one run can hold DE and DA tasks: with agents react-de, react-da, oracle and null, react-de
+runs the DE tasks, react-da the DA tasks, oracle and null all of them. An agent that supports no
+task of the run is refused: the run would silently not run it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from benchforge.agents.protocol import Agent, config_hash
+from benchforge.agents.protocol import Agent, ChoosesToolsets, config_hash
 from benchforge.core.errors import ConfigError
 from benchforge.core.records import TrialKey
+from benchforge.evaluation.families import family_of
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.models import TrialPlan
 
@@ -24,10 +32,13 @@ def expand(
 ) -> list[TrialPlan]:
     """``agents`` maps each CLI spelling to its agent; ``datasets`` maps a task key to its
     local dataset folder."""
+    check_pairings(tasks, agents)
     plans = []
     for task in tasks:
         spec = task.spec
         for agent_spec, agent in agents.items():
+            if not supports(agent, task):
+                continue
             digest = config_hash(agent.config)
             for model in models if agent.uses_model else [NO_MODEL]:
                 for epoch in range(epochs):
@@ -53,6 +64,26 @@ def expand(
     if len(set(slugs)) != len(slugs):
         raise ConfigError("the trial matrix has duplicate trials (an agent or model named twice?)")
     return plans
+
+
+def supports(agent: Agent, task: LoadedTask) -> bool:
+    """Whether ``agent`` can act on ``task``: through the toolset its family names."""
+    if isinstance(agent, ChoosesToolsets):
+        return agent.supports_toolset(family_of(task).toolset)
+    return True
+
+
+def check_pairings(tasks: Sequence[LoadedTask], agents: Mapping[str, Agent]) -> None:
+    """Refuses an agent that supports none of ``tasks`` (e.g. react-da on a DE suite)."""
+    if not tasks:
+        return
+    toolsets = sorted({family_of(task).toolset for task in tasks})
+    for agent_spec, agent in agents.items():
+        if not any(supports(agent, task) for task in tasks):
+            raise ConfigError(
+                f"agent {agent_spec!r} acts on none of the tasks: they need the toolset(s) "
+                f"{', '.join(toolsets)}, which it does not act through"
+            )
 
 
 def chunked(plans: Sequence[TrialPlan], size: int) -> list[list[TrialPlan]]:

@@ -14,6 +14,7 @@ from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import ConfigError
 from benchforge.core.settings import load_settings
 from benchforge.evaluation.tasks import LoadedTask, load_tasks
+from benchforge.harness.matrix import check_pairings
 from benchforge.harness.sandbox_policy import check_agent_mounts, protected_paths, work_root
 
 MOCK_PREFIX = "mock-"
@@ -124,6 +125,7 @@ def check_request(
     built = {spec: build_agent(spec) for spec in agents}
     tasks = suite_tasks(tasks_root, suites, task_ids)
     request = CheckedRequest(tasks=tasks, agents=built)
+    check_pairings(tasks, built)  # an agent that acts on none of the tasks
     check_models(models, request.uses_model, has_api_key)
     check_dataset_overrides(datasets, request.domains)
     settings = load_settings()

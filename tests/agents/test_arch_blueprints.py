@@ -36,9 +36,9 @@ import pytest
 import yaml
 from pydantic import SecretStr
 
-from benchforge.agents.builtin.react_de import ReactDeAgent
 from benchforge.agents.mock_llm import MockServerConfig, MockServerHandle, run_server
 from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
+from benchforge.agents.registry import build_agent
 from benchforge.agents.tools.toolsets import toolset
 from benchforge.core.llm import LlmClient, LlmClientView, LlmConfig
 from benchforge.core.records import AgentLimits, TrialKey
@@ -248,7 +248,7 @@ def test_react_de_writes_the_blueprint_with_create_file(
         prompt=_task(folder)["instructions"],
         workspace_path=workspace,
         data_dir=None,
-        tools=list(toolset("de")),
+        tools=toolset("de"),
         limits=AgentLimits(action_timeout_s=30.0),
         sandbox=ProcessBackend(),
         submission="design",
@@ -264,7 +264,7 @@ def test_react_de_writes_the_blueprint_with_create_file(
     async def run() -> AgentOutcome:
         async with LlmClient(config) as client:
             env.llm = LlmClientView(client, steps=env.trajectory, epoch=0)
-            return await ReactDeAgent().run(env)
+            return await build_agent("react-de").run(env)
 
     outcome = asyncio.run(asyncio.wait_for(run(), timeout=60))
     assert outcome.termination == "finished", outcome

@@ -17,7 +17,7 @@ import duckdb
 import pytest
 from pydantic import SecretStr
 
-from benchforge.agents.builtin.react_da import ReactDaAgent
+from benchforge.agents.builtin import ReactAgent, ReactDaConfig
 from benchforge.agents.mock_llm import (
     MockServerConfig,
     MockServerHandle,
@@ -26,8 +26,8 @@ from benchforge.agents.mock_llm import (
 )
 from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
 from benchforge.agents.registry import agent_entry, build_agent
-from benchforge.agents.tools.da import DA_TOOLS, DaToolbox, da_tool_schemas
-from benchforge.agents.tools.de import ToolOutcome
+from benchforge.agents.tools.da import DA_TOOLS
+from benchforge.agents.tools.tool import ToolOutcome
 from benchforge.agents.tools.toolsets import toolset
 from benchforge.core.llm import LlmClient, LlmClientView, LlmConfig
 from benchforge.core.records import AgentLimits, TrialKey
@@ -108,7 +108,7 @@ def _env(
         prompt="Which region brings the most order revenue?",
         workspace_path=tmp_path / "ws",
         data_dir=data,
-        tools=list(toolset("da")),
+        tools=toolset("da"),
         limits=AgentLimits(**{"action_timeout_s": 60.0, **limits}),
         sandbox=sandbox,
         llm=llm,
@@ -117,21 +117,24 @@ def _env(
 
 
 def _call(env: TaskEnvironment, name: str, **arguments: Any) -> ToolOutcome:
-    return asyncio.run(DaToolbox(env).call(name, arguments))
+    return asyncio.run(env.tools.call(env, name, arguments))
 
 
 # --- the agent, end to end -------------------------------------------------------------------
 
 
 def test_react_da_is_registered_with_the_da_toolset() -> None:
-    assert toolset("da") == DA_TOOLS == ("sql", "python", "write_file", "read_file", "finish")
+    assert toolset("da").names == DA_TOOLS == ("sql", "python", "write_file", "read_file", "finish")
     agent = build_agent("react-da")
-    assert isinstance(agent, ReactDaAgent) and agent.uses_model
+    assert isinstance(agent, ReactAgent) and agent.uses_model and agent.name == "react-da"
+    assert agent.supports_toolset("da") and not agent.supports_toolset("de")
+    assert agent.config == ReactDaConfig()
+    assert agent.config.system_prompt == toolset("da").instructions
     entry = agent_entry("react-da")  # offline, a run naming no model uses the shipped script
     assert entry is not None and entry.mock_model == "mock-script:react-da-report"
     assert "react-da-report" in load_builtin_scripts()[0]
     assert "report/report.md" in agent.config.system_prompt
-    names = [s["function"]["name"] for s in da_tool_schemas(DA_TOOLS)]
+    names = [s["function"]["name"] for s in toolset("da").schemas()]
     assert names == list(DA_TOOLS)
 
 
@@ -152,7 +155,7 @@ def test_the_mock_script_writes_a_report_and_a_chart(
     async def run() -> AgentOutcome:
         async with LlmClient(config) as client:
             env.llm = LlmClientView(client, steps=env.trajectory, epoch=0)
-            return await ReactDaAgent().run(env)
+            return await build_agent("react-da").run(env)
 
     outcome = asyncio.run(asyncio.wait_for(run(), timeout=60))
     assert outcome.termination == "finished", outcome

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from benchforge.agents import registration
-from benchforge.agents.builtin import OracleAgent, ReactDeAgent
+from benchforge.agents.builtin import OracleAgent, ReactAgent, ReactDeConfig
 from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
 from benchforge.agents.registry import (
     AgentSpelling,
@@ -50,13 +50,23 @@ def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_shipped_agents_and_their_spellings() -> None:
-    assert agent_names() == ["oracle", "null", "react-de", "react-da", "single-call", "command"]
-    assert agent_spellings() == [
+    assert agent_names() == [
         "oracle",
         "null",
+        "react",
         "react-de",
         "react-da",
         "single-call",
+        "command",
+    ]
+    assert agent_spellings() == [
+        "oracle",
+        "null",
+        "react",
+        "react-de",
+        "react-da",
+        "single-call",
+        "react=CONFIG.yaml",
         "react-de=CONFIG.yaml",
         "react-da=CONFIG.yaml",
         "single-call=CONFIG.yaml",
@@ -66,7 +76,9 @@ def test_the_shipped_agents_and_their_spellings() -> None:
     oracle = build_agent("oracle", lambda _key: solution)
     assert isinstance(oracle, OracleAgent) and oracle.solutions is not None
     assert oracle.solutions(None) == solution  # the run's solutions reach the factory
-    assert isinstance(build_agent("react-de"), ReactDeAgent)
+    react_de = build_agent("react-de")
+    assert isinstance(react_de, ReactAgent) and react_de.name == "react-de"
+    assert react_de.config == ReactDeConfig()
 
 
 def test_a_new_agent_is_one_registration(scratch_registry: None, tmp_path: Path) -> None:
@@ -74,6 +86,7 @@ def test_a_new_agent_is_one_registration(scratch_registry: None, tmp_path: Path)
     assert agent_names() == [
         "oracle",
         "null",
+        "react",
         "react-de",
         "react-da",
         "single-call",
@@ -92,7 +105,7 @@ def test_a_new_agent_is_one_registration(scratch_registry: None, tmp_path: Path)
     with pytest.raises(ConfigError, match="did you mean 'toy'"):
         build_agent("tyo")
     with pytest.raises(ValueError, match="registered twice"):
-        register_agent("toy")(ReactDeAgent)
+        register_agent("toy")(ReactAgent)
     register_agent("toy", config=ToyConfig, order=50)(ToyAgent)  # a re-import: the same one
 
 
@@ -116,8 +129,8 @@ def test_the_parameter_type_offers_the_registered_agents() -> None:
         with pytest.raises(ValidationError):
             spellings.validate_python(bad)
     choices = spellings.json_schema()["items"]["anyOf"]
-    assert choices[0]["enum"] == ["oracle", "null", "react-de", "react-da", "single-call"]
-    assert choices[1]["pattern"] == r"^(react-de|react-da|single-call|command)=\S.*$"
+    assert choices[0]["enum"] == ["oracle", "null", "react", "react-de", "react-da", "single-call"]
+    assert choices[1]["pattern"] == r"^(react|react-de|react-da|single-call|command)=\S.*$"
 
 
 def test_a_run_naming_no_model_gets_each_agents_own_mock_script() -> None:

@@ -12,8 +12,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from benchforge.agents.builtin.command import CommandAgent, CommandAgentConfig
-from benchforge.agents.builtin.react_de import ReactDeAgent
 from benchforge.agents.protocol import Agent, AgentOutcome, TaskEnvironment
+from benchforge.agents.registry import build_agent
 from benchforge.core.artifacts import open_store
 from benchforge.core.llm import SharedSemaphore
 from benchforge.core.llm.records import LlmCallRecord, LlmResponse, LlmToolCall, LlmUsage
@@ -142,7 +142,7 @@ def test_react_de_model_call_in_flight_at_the_kill_is_recorded_as_interrupted(
     tmp_path: Path,
 ) -> None:
     llm = HangingSecondCall()
-    run, plan = _trial(tmp_path, ReactDeAgent(), wall_s=0.3, llm=llm)
+    run, plan = _trial(tmp_path, build_agent("react-de"), wall_s=0.3, llm=llm)
     stored = run.read_result(plan.key.slug)
     assert stored.termination == "wall_clock" and llm.calls == 2
     kinds = [(s.kind, s.name, s.ok, bool(s.interrupted)) for s in stored.trajectory]

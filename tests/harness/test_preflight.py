@@ -76,6 +76,9 @@ def test_request_checks_name_the_problem(tmp_path: Path) -> None:
         check(agents=["react-de"], models=["gpt-4.1-mini"])
     check(agents=["react-de"], models=["gpt-4.1-mini"], has_api_key=True)
     check(models=["gpt-4.1-mini"])  # oracle calls no model: its model list is irrelevant
+    with pytest.raises(ConfigError, match=r"agent 'react-da' acts on none of the tasks"):
+        check(agents=["oracle", "react-da"], models=["mock-echo"])
+    check(suites=["de-mini", "da-mini"], agents=["react-de", "react-da"], models=["mock-echo"])
     with pytest.raises(ConfigError, match=r"uses domain 'crm' \(domains: mini\)"):
         check(datasets={"crm": str(tmp_path)})
     with pytest.raises(ConfigError, match=r"datasets\[mini\]: .* is not a dataset"):
@@ -91,8 +94,8 @@ def test_flow_parameters_are_described_bounded_and_offer_the_agents() -> None:
     assert undescribed == []
     assert props["epochs"]["minimum"] == 1 and props["concurrency"]["maximum"] == 256
     choices = props["agents"]["anyOf"][0]["items"]["anyOf"]
-    assert choices[0]["enum"] == ["oracle", "null", "react-de", "react-da", "single-call"]
-    assert choices[1]["pattern"].startswith("^(react-de|react-da|single-call|command)=")
+    assert choices[0]["enum"] == ["oracle", "null", "react", "react-de", "react-da", "single-call"]
+    assert choices[1]["pattern"].startswith("^(react|react-de|react-da|single-call|command)=")
     assert props["run_id"]["anyOf"][0]["pattern"].startswith("^[A-Za-z0-9]")
 
 

@@ -16,7 +16,12 @@ from typing import Any, Literal
 
 import pytest
 
-from benchforge.agents.tools.toolsets import register_toolset, toolset, unregister_toolset
+from benchforge.agents.tools.toolsets import (
+    register_toolset,
+    subset,
+    toolset,
+    unregister_toolset,
+)
 from benchforge.core.artifacts import open_store
 from benchforge.core.records.verification import (
     EMPTY,
@@ -130,7 +135,7 @@ class ToyFamily(FamilyBase):
 def toy() -> Iterator[ToyFamily]:
     family = ToyFamily()
     register(family)
-    register_toolset("toy", ("bash", "create_file", "terminate"))
+    register_toolset(subset(toolset("de"), ("bash", "create_file", "terminate"), name="toy"))
     yield family
     unregister(family.name)
     unregister_toolset("toy")
@@ -185,7 +190,7 @@ def test_the_toy_family_loads_and_gives_its_workspace_and_tools(
     assert '"toy_answer"' in task_json_schema()
     dest = workspace(loaded, tmp_path / "ws")
     assert sorted(p.name for p in dest.iterdir()) == ["TASK.md", "question.md"]
-    assert toolset(toy.toolset) == ("bash", "create_file", "terminate")
+    assert toolset(toy.toolset).names == ("bash", "create_file", "terminate")
     (loaded.folder / "expected.txt").rename(loaded.folder / "gone.txt")
     try:
         with pytest.raises(TaskSpecError, match=r"task.yaml: expected: missing file"):

@@ -1,5 +1,5 @@
-"""The agents Benchforge ships: oracle, null, react-de, react-da, single-call, command
-(react-de and react-da share the ReAct loop of ``react``).
+"""The agents Benchforge ships: oracle, null, react, react-de, react-da, single-call, command
+(react-de and react-da are the ``react`` agent with their toolset's defaults).
 
 Each registers itself (``benchforge.agents.registration.register_agent``) in its own module;
 importing this package imports every module in it, so a new shipped agent is one new module.
@@ -11,8 +11,9 @@ import pkgutil
 from benchforge.agents.builtin.command import CommandAgent, CommandAgentConfig
 from benchforge.agents.builtin.null import NullAgent
 from benchforge.agents.builtin.oracle import OracleAgent
-from benchforge.agents.builtin.react_da import ReactDaAgent, ReactDaConfig
-from benchforge.agents.builtin.react_de import ReactDeAgent, ReactDeConfig
+from benchforge.agents.builtin.react import ReactAgent, ReactConfig
+from benchforge.agents.builtin.react_da import ReactDaConfig
+from benchforge.agents.builtin.react_de import ReactDeConfig
 from benchforge.agents.builtin.single_call import SingleCallAgent, SingleCallConfig
 
 for _module in pkgutil.iter_modules(__path__):
@@ -23,9 +24,9 @@ __all__ = [
     "CommandAgentConfig",
     "NullAgent",
     "OracleAgent",
-    "ReactDaAgent",
+    "ReactAgent",
+    "ReactConfig",
     "ReactDaConfig",
-    "ReactDeAgent",
     "ReactDeConfig",
     "SingleCallAgent",
     "SingleCallConfig",

@@ -1,5 +1,7 @@
-"""Tools agents act through. Every command runs in the trial's sandbox."""
+"""Tools agents act through, as typed functions (``tool``), grouped into toolsets by name
+(``toolsets``). Every command runs in the trial's sandbox."""
 
-from benchforge.agents.tools.de import DE_TOOLS, DeToolbox, ToolOutcome, sandbox_request
+from benchforge.agents.tools.tool import Tool, ToolError, ToolOutcome, tool
+from benchforge.agents.tools.toolsets import Toolset, register_toolset, toolset
 
-__all__ = ["DE_TOOLS", "DeToolbox", "ToolOutcome", "sandbox_request"]
+__all__ = ["Tool", "ToolError", "ToolOutcome", "Toolset", "register_toolset", "tool", "toolset"]

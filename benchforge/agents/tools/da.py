@@ -21,15 +21,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field
 
 from benchforge.agents.protocol import TaskEnvironment
-from benchforge.agents.tools.de import ToolOutcome, sandbox_request
-from benchforge.agents.tools.toolsets import register_toolset
+from benchforge.agents.tools.de import sandbox_request, sandboxed_outcome
+from benchforge.agents.tools.tool import ToolError, ToolOutcome, tool
+from benchforge.agents.tools.toolsets import Toolset, register_toolset
 from benchforge.core.sandbox import SandboxResult
-
-DA_TOOLS = ("sql", "python", "write_file", "read_file", "finish")
-register_toolset("da", DA_TOOLS)  # the DA task families' (TaskFamily.toolset)
 
 ANALYSIS_DATABASE = "analysis.duckdb"
 """The analysis database in the task's data folder: the task's marts, as tables."""
@@ -80,68 +80,6 @@ shown = len(table) - 1
 print(f"({shown} rows; more not shown, add LIMIT or aggregate)" if more else f"({shown} rows)")
 """
 
-_SCHEMAS: dict[str, dict[str, Any]] = {
-    "sql": {
-        "description": "Run one read-only DuckDB SQL query on the analysis database (the task's "
-        "tables; list them with `select table_name from information_schema.tables`). Returns "
-        "a text table of at most max_rows rows.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string"},
-                "max_rows": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": SQL_MAX_ROWS,
-                    "description": f"default {SQL_DEFAULT_ROWS}",
-                },
-            },
-            "required": ["query"],
-        },
-    },
-    "python": {
-        "description": "Run a Python script in the workspace (no network): inline `code`, or "
-        "`path` of a .py file you wrote. pandas, duckdb and matplotlib (headless) are "
-        "available; the database path is in the ANALYSIS_DB environment variable (open it "
-        "with duckdb.connect(os.environ['ANALYSIS_DB'], read_only=True)). Save charts as PNG "
-        "under report/. Returns exit code and the tail of stdout+stderr.",
-        "parameters": {
-            "type": "object",
-            "properties": {"code": {"type": "string"}, "path": {"type": "string"}},
-        },
-    },
-    "write_file": {
-        "description": "Create or overwrite a file (a relative path inside the workspace, "
-        "e.g. report/report.md).",
-        "parameters": {
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-            "required": ["path", "content"],
-        },
-    },
-    "read_file": {
-        "description": "Read a text file of the workspace (relative path).",
-        "parameters": {
-            "type": "object",
-            "properties": {"path": {"type": "string"}},
-            "required": ["path"],
-        },
-    },
-    "finish": {
-        "description": "Finish once report/report.md is written; `summary` states the answer "
-        "in a few sentences.",
-        "parameters": {
-            "type": "object",
-            "properties": {"summary": {"type": "string"}},
-            "required": ["summary"],
-        },
-    },
-}
-
-
-def da_tool_schemas(names: list[str] | tuple[str, ...]) -> list[dict[str, Any]]:
-    return [{"type": "function", "function": {"name": n, **_SCHEMAS[n]}} for n in names]
-
 
 def analysis_database(env: TaskEnvironment) -> Path | None:
     return env.data_dir / ANALYSIS_DATABASE if env.data_dir is not None else None
@@ -157,132 +95,149 @@ def _tail(result: SandboxResult) -> str:
     return text[-OUTPUT_TAIL:]
 
 
-class DaToolbox:
-    """The ``da`` tools of one trial (those of ``env.tools``)."""
+def _environment(env: TaskEnvironment) -> dict[str, str]:
+    database = analysis_database(env)
+    return {
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": f"{CACHE_DIR}/matplotlib",
+        "XDG_CACHE_HOME": CACHE_DIR,
+        "PYTHONUNBUFFERED": "1",
+        **({"ANALYSIS_DB": str(database)} if database is not None else {}),
+    }
 
-    def __init__(self, env: TaskEnvironment) -> None:
-        self.env = env
-        self.names = tuple(n for n in DA_TOOLS if n in env.tools)
 
-    def schemas(self) -> list[dict[str, Any]]:
-        return da_tool_schemas(self.names)
+async def _run(env: TaskEnvironment, argv: list[str], stdin: str | None) -> ToolOutcome:
+    request = sandbox_request(env, argv, stdin=stdin)
+    request.env = {**_environment(env), **request.env}
+    result = await env.sandbox.run_async(request)
+    return sandboxed_outcome(env, result, _tail(result))
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        if name not in self.names:
-            return ToolOutcome(output=f"error: unknown tool {name!r}", ok=False)
-        try:
-            if name == "sql":
-                return await self._sql(str(arguments["query"]), arguments.get("max_rows"))
-            if name == "python":
-                return await self._python(arguments.get("code"), arguments.get("path"))
-            if name == "write_file":
-                return self._write(str(arguments["path"]), str(arguments["content"]))
-            if name == "read_file":
-                return self._read(str(arguments["path"]))
-            return self._finish(str(arguments.get("summary", "")))
-        except KeyError as missing:
-            return ToolOutcome(output=f"error: missing argument {missing}", ok=False)
-        except (ValueError, OSError) as exc:  # bad arguments, or a file that cannot be used
-            return ToolOutcome(output=f"error: {exc}", ok=False)
 
-    # ------------------------------------------------------------------ code tools (sandboxed)
+def _resolve(env: TaskEnvironment, relative: str) -> Path:
+    """``relative`` inside the workspace: no absolute path, no ``..``, and no symlink
+    leading out (a link the agent planted to /etc or to a gold folder)."""
+    pure = PurePosixPath(relative)
+    if not relative.strip() or pure.is_absolute() or relative.startswith("~"):
+        raise ToolError(f"{relative!r}: give a path relative to the workspace")
+    if ".." in pure.parts:
+        raise ToolError(f"{relative!r}: '..' is not allowed")
+    root = env.workspace.resolve()
+    path = (root / pure).resolve()
+    if not path.is_relative_to(root) or path == root:
+        raise ToolError(f"{relative!r} is outside the workspace")
+    return path
 
-    def _environment(self) -> dict[str, str]:
-        database = analysis_database(self.env)
-        return {
-            "MPLBACKEND": "Agg",
-            "MPLCONFIGDIR": f"{CACHE_DIR}/matplotlib",
-            "XDG_CACHE_HOME": CACHE_DIR,
-            "PYTHONUNBUFFERED": "1",
-            **({"ANALYSIS_DB": str(database)} if database is not None else {}),
-        }
 
-    async def _run(self, argv: list[str], stdin: str | None) -> ToolOutcome:
-        request = sandbox_request(self.env, argv, stdin=stdin)
-        request.env = {**self._environment(), **request.env}
-        result = await self.env.sandbox.run_async(request)
-        output = _tail(result)
-        if result.timed_out:
-            output += f"\n[killed: the action ran past {self.env.limits.action_timeout_s:g} s]"
-        elif result.killed_reason:
-            output += f"\n[killed: {result.killed_reason}]"
+# ---------------------------------------------------------------------------------- the tools
+# Their docstrings are what the model reads. The code tools run in the sandbox, the file tools
+# on the host.
+
+
+@tool
+async def sql(
+    env: TaskEnvironment,
+    query: str,
+    max_rows: Annotated[
+        Annotated[int, Field(ge=1, le=SQL_MAX_ROWS)] | None,
+        Field(description=f"default {SQL_DEFAULT_ROWS}"),
+    ] = None,
+) -> ToolOutcome:
+    """Run one read-only DuckDB SQL query on the analysis database (the task's tables; list
+    them with `select table_name from information_schema.tables`). Returns a text table of at
+    most max_rows rows."""
+    database = analysis_database(env)
+    if database is None:
+        raise ToolError("this task has no analysis database")
+    if not query.strip():
+        raise ToolError("the query is empty")
+    rows = SQL_DEFAULT_ROWS if max_rows is None else max_rows
+    payload = json.dumps(
+        {"db": str(database), "query": query, "max_rows": rows, "cell_chars": CELL_CHARS}
+    )
+    return await _run(env, [PYTHON, "-c", _SQL_RUNNER], payload)
+
+
+@tool
+async def python(
+    env: TaskEnvironment, code: str | None = None, path: str | None = None
+) -> ToolOutcome:
+    """Run a Python script in the workspace (no network): inline `code`, or `path` of a .py
+    file you wrote. pandas, duckdb and matplotlib (headless) are available; the database path
+    is in the ANALYSIS_DB environment variable (open it with
+    duckdb.connect(os.environ['ANALYSIS_DB'], read_only=True)). Save charts as PNG under
+    report/. Returns exit code and the tail of stdout+stderr."""
+    if (code is None) == (path is None):
+        raise ToolError("give exactly one of `code` (the script) or `path` (a .py file)")
+    if code is not None:
+        return await _run(env, [PYTHON, "-"], code)
+    assert path is not None
+    script = _resolve(env, path)
+    if not script.is_file():
+        raise ToolError(f"{path} does not exist")
+    return await _run(env, [PYTHON, str(script)], None)
+
+
+@tool
+def write_file(env: TaskEnvironment, path: str, content: str) -> str:
+    """Create or overwrite a file (a relative path inside the workspace, e.g.
+    report/report.md)."""
+    target = _resolve(env, path)
+    if target.is_dir():
+        raise ToolError(f"{path} is a folder")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(content, encoding="utf-8")
+    return f"wrote {path} ({len(content)} chars)"
+
+
+@tool
+def read_file(env: TaskEnvironment, path: str) -> str:
+    """Read a text file of the workspace (relative path)."""
+    target = _resolve(env, path)
+    if not target.is_file():
+        raise ToolError(f"{path} is not a file")
+    data = target.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"{path} is a binary file ({len(data)} bytes)"
+    if len(text) > READ_CHARS:
+        text = text[:READ_CHARS] + f"\n[... {len(text) - READ_CHARS} more chars not shown]"
+    return text
+
+
+@tool
+def finish(env: TaskEnvironment, summary: str) -> ToolOutcome:
+    """Finish once report/report.md is written; `summary` states the answer in a few
+    sentences."""
+    # Refused while the report is missing: finishing without it scores nothing, so the agent
+    # gets a chance to write it (an agent repeating the refused call is stopped by the
+    # repeated-action rule).
+    report = env.workspace / report_path(env)
+    if not report.is_file() or not report.read_text(encoding="utf-8", errors="replace").strip():
         return ToolOutcome(
-            output=f"exit code {result.returncode}\n{output}",
-            ok=result.returncode == 0,
-            exit_code=result.returncode,
-            timed_out=result.timed_out,
+            output=f"error: {report_path(env)} is missing or empty; write the report "
+            "with write_file before finishing",
+            ok=False,
         )
+    return ToolOutcome(output="finished", ok=True, terminate=True, answer=summary)
 
-    async def _sql(self, query: str, max_rows: Any) -> ToolOutcome:
-        database = analysis_database(self.env)
-        if database is None:
-            raise ValueError("this task has no analysis database")
-        if not query.strip():
-            raise ValueError("the query is empty")
-        rows = SQL_DEFAULT_ROWS if max_rows is None else int(max_rows)
-        if not 1 <= rows <= SQL_MAX_ROWS:
-            raise ValueError(f"max_rows must be between 1 and {SQL_MAX_ROWS}")
-        payload = json.dumps(
-            {"db": str(database), "query": query, "max_rows": rows, "cell_chars": CELL_CHARS}
-        )
-        return await self._run([PYTHON, "-c", _SQL_RUNNER], payload)
 
-    async def _python(self, code: Any, path: Any) -> ToolOutcome:
-        if (code is None) == (path is None):
-            raise ValueError("give exactly one of `code` (the script) or `path` (a .py file)")
-        if code is not None:
-            return await self._run([PYTHON, "-"], str(code))
-        script = self._resolve(str(path))
-        if not script.is_file():
-            raise ValueError(f"{path} does not exist")
-        return await self._run([PYTHON, str(script)], None)
+DA_INSTRUCTIONS = """You are a data analyst answering a business question from data. The \
+question is in the task; the data is a DuckDB database of analysis-ready tables, which you \
+query with the sql tool (read-only) or from Python (the python tool; the database path is in \
+the ANALYSIS_DB environment variable). There is no network.
 
-    # ------------------------------------------------------------------ file tools (host)
+Work from the data: look at the tables and their columns first, then compute every figure you \
+report with a query or a script. Never estimate, invent or round away a number you could \
+compute, and say which table and filter a figure comes from when it is not obvious.
 
-    def _resolve(self, relative: str) -> Path:
-        """``relative`` inside the workspace: no absolute path, no ``..``, and no symlink
-        leading out (a link the agent planted to /etc or to a gold folder)."""
-        pure = PurePosixPath(relative)
-        if not relative.strip() or pure.is_absolute() or relative.startswith("~"):
-            raise ValueError(f"{relative!r}: give a path relative to the workspace")
-        if ".." in pure.parts:
-            raise ValueError(f"{relative!r}: '..' is not allowed")
-        root = self.env.workspace.resolve()
-        path = (root / pure).resolve()
-        if not path.is_relative_to(root) or path == root:
-            raise ValueError(f"{relative!r} is outside the workspace")
-        return path
+Deliver a markdown report at report/report.md (write it with write_file): start with a direct \
+answer to the question, then the evidence (figures, a markdown table where it helps), the \
+likely causes or drivers, caveats about the data, and concrete recommendations. Save any chart \
+as a PNG under report/ (matplotlib, savefig) and link it from the report with a relative path, \
+e.g. ![title](chart.png). Call finish with a short summary once the report is written."""
 
-    def _write(self, relative: str, content: str) -> ToolOutcome:
-        path = self._resolve(relative)
-        if path.is_dir():
-            raise ValueError(f"{relative} is a folder")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-        return ToolOutcome(output=f"wrote {relative} ({len(content)} chars)", ok=True)
-
-    def _read(self, relative: str) -> ToolOutcome:
-        path = self._resolve(relative)
-        if not path.is_file():
-            raise ValueError(f"{relative} is not a file")
-        data = path.read_bytes()
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return ToolOutcome(output=f"{relative} is a binary file ({len(data)} bytes)", ok=True)
-        if len(text) > READ_CHARS:
-            text = text[:READ_CHARS] + f"\n[... {len(text) - READ_CHARS} more chars not shown]"
-        return ToolOutcome(output=text, ok=True)
-
-    def _finish(self, summary: str) -> ToolOutcome:
-        """Refused while the report is missing: finishing without it scores nothing, so the
-        agent gets a chance to write it (an agent repeating the refused call is stopped by the
-        repeated-action rule)."""
-        report = self.env.workspace / report_path(self.env)
-        if not report.is_file() or not report.read_text(encoding="utf-8", errors="replace").strip():
-            return ToolOutcome(
-                output=f"error: {report_path(self.env)} is missing or empty; write the report "
-                "with write_file before finishing",
-                ok=False,
-            )
-        return ToolOutcome(output="finished", ok=True, terminate=True, answer=summary)
+DA_TOOLSET = register_toolset(  # the DA task families' (TaskFamily.toolset)
+    Toolset("da", (sql, python, write_file, read_file, finish), DA_INSTRUCTIONS)
+)
+DA_TOOLS = DA_TOOLSET.names

@@ -1,5 +1,5 @@
-"""The data-engineering toolset (after DAComp's ReAct baseline): bash, create-file, edit-file,
-run-dbt and terminate, all confined to the trial workspace.
+"""The data-engineering toolset, ``de`` (after DAComp's ReAct baseline): bash, create_file,
+edit_file, run_dbt and terminate, all confined to the trial workspace.
 
 Shell commands and dbt run in the sandbox. File tools run on the host (cheap, no process per
 edit), but only after resolving the path, symlinks included, inside the workspace: a link the
@@ -12,82 +12,15 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
 
 from benchforge.agents.protocol import TaskEnvironment
-from benchforge.agents.tools.toolsets import register_toolset
+from benchforge.agents.tools.tool import ToolError, ToolOutcome, tool
+from benchforge.agents.tools.toolsets import Toolset, register_toolset
 from benchforge.core.sandbox import SandboxRequest, SandboxResult
 
-DE_TOOLS = ("bash", "create_file", "edit_file", "run_dbt", "terminate")
-register_toolset("de", DE_TOOLS)  # the DE task families' (TaskFamily.toolset)
 OUTPUT_TAIL = 6000
 DEV_DATABASE = "dev.duckdb"
 PROFILES_DIR = ".dbt"
-
-
-class ToolOutcome(BaseModel):
-    output: str
-    ok: bool
-    exit_code: int | None = None
-    timed_out: bool = False
-    terminate: bool = False
-    answer: str | None = None
-
-
-_SCHEMAS: dict[str, dict[str, Any]] = {
-    "bash": {
-        "description": "Run a bash command in the workspace (no network). Returns exit code "
-        "and the tail of stdout+stderr.",
-        "parameters": {
-            "type": "object",
-            "properties": {"command": {"type": "string"}},
-            "required": ["command"],
-        },
-    },
-    "create_file": {
-        "description": "Create or overwrite a file (path relative to the workspace).",
-        "parameters": {
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-            "required": ["path", "content"],
-        },
-    },
-    "edit_file": {
-        "description": "Replace exactly one occurrence of `old` by `new` in a file.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "old": {"type": "string"},
-                "new": {"type": "string"},
-            },
-            "required": ["path", "old", "new"],
-        },
-    },
-    "run_dbt": {
-        "description": "Run dbt in repo/ against your development DuckDB, e.g. args='run' "
-        "or 'build --select my_model'.",
-        "parameters": {
-            "type": "object",
-            "properties": {"args": {"type": "string"}},
-            "required": ["args"],
-        },
-    },
-    "terminate": {
-        "description": "Finish the task; `answer` summarizes what you did.",
-        "parameters": {
-            "type": "object",
-            "properties": {"answer": {"type": "string"}},
-            "required": ["answer"],
-        },
-    },
-}
-
-
-def tool_schemas(names: list[str] | tuple[str, ...]) -> list[dict[str, Any]]:
-    return [{"type": "function", "function": {"name": n, **_SCHEMAS[n]}} for n in names]
 
 
 def tool_path() -> str:
@@ -147,75 +80,87 @@ def _tail(result: SandboxResult) -> str:
     return text[-OUTPUT_TAIL:]
 
 
-class DeToolbox:
-    def __init__(self, env: TaskEnvironment) -> None:
-        self.env = env
-        self.names = tuple(n for n in DE_TOOLS if n in env.tools)
+def sandboxed_outcome(env: TaskEnvironment, result: SandboxResult, output: str) -> ToolOutcome:
+    """A sandboxed command's outcome: its exit code, ``output`` and why it was killed."""
+    if result.timed_out:
+        output += f"\n[killed: the action ran past {env.limits.action_timeout_s:g} s]"
+    elif result.killed_reason:
+        output += f"\n[killed: {result.killed_reason}]"
+    return ToolOutcome(
+        output=f"exit code {result.returncode}\n{output}",
+        ok=result.returncode == 0,
+        exit_code=result.returncode,
+        timed_out=result.timed_out,
+    )
 
-    def schemas(self) -> list[dict[str, Any]]:
-        return tool_schemas(self.names)
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        if name not in self.names:
-            return ToolOutcome(output=f"error: unknown tool {name!r}", ok=False)
-        try:
-            if name == "bash":
-                return await self._run(["bash", "-c", str(arguments["command"])])
-            if name == "run_dbt":
-                ensure_dev_database(self.env)
-                args = shlex.split(str(arguments.get("args", "run")))
-                return await self._run(["dbt", *args, "--project-dir", "repo"])
-            if name == "create_file":
-                return self._create(str(arguments["path"]), str(arguments["content"]))
-            if name == "edit_file":
-                return self._edit(
-                    str(arguments["path"]), str(arguments["old"]), str(arguments["new"])
-                )
-            return ToolOutcome(
-                output="terminated",
-                ok=True,
-                terminate=True,
-                answer=str(arguments.get("answer", "")),
-            )
-        except KeyError as missing:
-            return ToolOutcome(output=f"error: missing argument {missing}", ok=False)
-        except ValueError as exc:
-            return ToolOutcome(output=f"error: {exc}", ok=False)
+async def _run(env: TaskEnvironment, argv: list[str]) -> ToolOutcome:
+    result = await env.sandbox.run_async(sandbox_request(env, argv))
+    return sandboxed_outcome(env, result, _tail(result))
 
-    async def _run(self, argv: list[str]) -> ToolOutcome:
-        result = await self.env.sandbox.run_async(sandbox_request(self.env, argv))
-        output = _tail(result)
-        if result.timed_out:
-            output += f"\n[killed: the action ran past {self.env.limits.action_timeout_s:g} s]"
-        elif result.killed_reason:
-            output += f"\n[killed: {result.killed_reason}]"
-        return ToolOutcome(
-            output=f"exit code {result.returncode}\n{output}",
-            ok=result.returncode == 0,
-            exit_code=result.returncode,
-            timed_out=result.timed_out,
-        )
 
-    def _resolve(self, relative: str) -> Path:
-        root = self.env.workspace.resolve()
-        path = (root / relative).resolve()
-        if not path.is_relative_to(root) or path == root:
-            raise ValueError(f"{relative!r} is outside the workspace")
-        return path
+def _resolve(env: TaskEnvironment, relative: str) -> Path:
+    root = env.workspace.resolve()
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root) or path == root:
+        raise ToolError(f"{relative!r} is outside the workspace")
+    return path
 
-    def _create(self, relative: str, content: str) -> ToolOutcome:
-        path = self._resolve(relative)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
-        return ToolOutcome(output=f"wrote {relative} ({len(content)} chars)", ok=True)
 
-    def _edit(self, relative: str, old: str, new: str) -> ToolOutcome:
-        path = self._resolve(relative)
-        if not path.is_file():
-            raise ValueError(f"{relative} does not exist")
-        text = path.read_text()
-        count = text.count(old) if old else 0
-        if count != 1:
-            raise ValueError(f"`old` occurs {count} times in {relative}; it must occur once")
-        path.write_text(text.replace(old, new, 1))
-        return ToolOutcome(output=f"edited {relative}", ok=True)
+# ---------------------------------------------------------------------------------- the tools
+# Their docstrings are what the model reads.
+
+
+@tool
+async def bash(env: TaskEnvironment, command: str) -> ToolOutcome:
+    """Run a bash command in the workspace (no network). Returns exit code and the tail of
+    stdout+stderr."""
+    return await _run(env, ["bash", "-c", command])
+
+
+@tool
+def create_file(env: TaskEnvironment, path: str, content: str) -> str:
+    """Create or overwrite a file (path relative to the workspace)."""
+    target = _resolve(env, path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(content)
+    return f"wrote {path} ({len(content)} chars)"
+
+
+@tool
+def edit_file(env: TaskEnvironment, path: str, old: str, new: str) -> str:
+    """Replace exactly one occurrence of `old` by `new` in a file."""
+    target = _resolve(env, path)
+    if not target.is_file():
+        raise ToolError(f"{path} does not exist")
+    text = target.read_text()
+    count = text.count(old) if old else 0
+    if count != 1:
+        raise ToolError(f"`old` occurs {count} times in {path}; it must occur once")
+    target.write_text(text.replace(old, new, 1))
+    return f"edited {path}"
+
+
+@tool
+async def run_dbt(env: TaskEnvironment, args: str) -> ToolOutcome:
+    """Run dbt in repo/ against your development DuckDB, e.g. args='run' or 'build --select
+    my_model'."""
+    ensure_dev_database(env)
+    return await _run(env, ["dbt", *shlex.split(args), "--project-dir", "repo"])
+
+
+@tool
+def terminate(answer: str) -> ToolOutcome:
+    """Finish the task; `answer` summarizes what you did."""
+    return ToolOutcome(output="terminated", ok=True, terminate=True, answer=answer)
+
+
+DE_INSTRUCTIONS = """You are a data engineer working in a sandboxed workspace with a dbt-duckdb \
+project under repo/ (profile `benchforge`; your development database is a copy of the raw \
+warehouse). There is no network. Act only through the tools; read files with bash before you \
+change them, build what you change with run_dbt, and call terminate when the task is done."""
+
+DE_TOOLSET = register_toolset(  # the DE task families' (TaskFamily.toolset)
+    Toolset("de", (bash, create_file, edit_file, run_dbt, terminate), DE_INSTRUCTIONS)
+)
+DE_TOOLS = DE_TOOLSET.names
