@@ -25,7 +25,6 @@ from typing import Literal
 from benchforge.agents.builtin.oracle import SolutionProvider
 from benchforge.agents.protocol import Agent, AgentOutcome, TaskEnvironment, Trajectory
 from benchforge.agents.registry import build_agent
-from benchforge.agents.tools.de import PROFILES_DIR
 from benchforge.agents.tools.toolsets import toolset
 from benchforge.core.llm import (
     LlmClient,
@@ -44,7 +43,7 @@ from benchforge.core.sandbox import (
     SandboxResult,
 )
 from benchforge.core.scratch import private_folder
-from benchforge.evaluation.dbt.runner import write_profile
+from benchforge.evaluation.dbt.runner import PROFILES_DIR
 from benchforge.evaluation.families import family_of
 from benchforge.evaluation.families import workspace as materialize_workspace
 from benchforge.evaluation.tasks.loader import load_task
@@ -167,9 +166,10 @@ def prepare_workspace(task: LoadedTask, workspace: Path) -> str:
         shutil.rmtree(workspace)
     workspace.mkdir(parents=True)
     materialize_workspace(task, workspace)
-    write_profile(workspace / PROFILES_DIR, threads=1)
     names = sorted(
-        p.name + ("/" if p.is_dir() else "") for p in workspace.iterdir() if p.name != PROFILES_DIR
+        p.name + ("/" if p.is_dir() else "")
+        for p in workspace.iterdir()
+        if not p.name.startswith(".")
     )
     return (workspace / "TASK.md").read_text() + f"\nYour workspace holds: {', '.join(names)}\n"
 

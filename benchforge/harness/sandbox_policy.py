@@ -40,7 +40,8 @@ def hidden_paths(settings: BenchforgeSettings, tasks: list[LoadedTask], work: Pa
     if not settings.artifact_root.startswith("s3://"):
         paths.add(Path(settings.artifact_root).resolve())
     for loaded in tasks:
-        paths.add(loaded.repo.resolve())
+        if loaded.has_repo:
+            paths.add(loaded.repo.resolve())
         paths.add(loaded.folder.parent.resolve())
     return sorted(str(p) for p in paths)
 
@@ -66,7 +67,8 @@ def protected_paths(
     found: dict[Path, str] = {}
     for loaded in tasks:
         found[real_path(loaded.folder.parent)] = f"the task folders of suite {loaded.spec.suite}"
-        found[real_path(loaded.repo)] = f"the gold repository of {loaded.spec.id}"
+        if loaded.has_repo:
+            found[real_path(loaded.repo)] = f"the gold repository of {loaded.spec.id}"
         for ref in loaded.spec.dataset_roles().values():
             location = ref.resolve_location(catalogue_root_of(loaded))
             if location and not location.startswith("s3://"):

@@ -143,10 +143,9 @@ def toy() -> Iterator[ToyFamily]:
 
 @pytest.fixture(scope="module")
 def catalogue(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``<root>/task_specs/toy-suite/toy-one`` (the task), ``<root>/repos/toy`` (its repo
-    folder: the toy family needs none) and ``<root>/dataset`` (a dataset record only)."""
+    """``<root>/task_specs/toy-suite/toy-one`` (the task: no repository) and ``<root>/dataset``
+    (a dataset record only)."""
     root = tmp_path_factory.mktemp("toy")
-    (root / "repos" / "toy").mkdir(parents=True)
     (root / "dataset").mkdir()
     (root / "dataset" / "dataset.json").write_text(json.dumps({"toy": True}))
     task = root / "task_specs" / SUITE / "toy-one"
@@ -155,7 +154,7 @@ def catalogue(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (task / "expected.txt").write_text("42\n")
     (task / "task.yaml").write_text(
         "family: toy_answer\nid: toy-one\nsuite: toy-suite\ntitle: Multiply\ndomain: toy\n"
-        "dataset: {domain: toy}\nrepo: repos/toy\n"
+        "dataset: {domain: toy}\n"
         "instructions: Write the answer to question.md into answer/answer.txt.\n"
     )
     return root

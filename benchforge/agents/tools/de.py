@@ -17,10 +17,10 @@ from benchforge.agents.protocol import TaskEnvironment
 from benchforge.agents.tools.tool import ToolError, ToolOutcome, tool
 from benchforge.agents.tools.toolsets import Toolset, register_toolset
 from benchforge.core.sandbox import SandboxRequest, SandboxResult
+from benchforge.evaluation.dbt.runner import PROFILES_DIR
 
 OUTPUT_TAIL = 6000
 DEV_DATABASE = "dev.duckdb"
-PROFILES_DIR = ".dbt"
 
 
 def tool_path() -> str:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from benchforge.evaluation.da.claims import ClaimSpec
 from benchforge.evaluation.judges.length import DEFAULT_MAX_REPORT_WORDS
 from benchforge.evaluation.judges.models import AnchorKind, AnchorUnit, HierarchicalRubric
-from benchforge.evaluation.tasks.models import TaskSpecBase
+from benchforge.evaluation.tasks.models import RepoTaskSpec
 
 DaCategory = Literal["descriptive", "diagnostic", "strategic", "pattern_recognition", "profiling"]
 
@@ -64,7 +64,7 @@ class AnchorSpec(BaseModel):
         return self
 
 
-class DaOpenTask(TaskSpecBase):
+class DaOpenTask(RepoTaskSpec):
     family: Literal["da_open"]
     category: DaCategory
     marts: list[str] = Field(

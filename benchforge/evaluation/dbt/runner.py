@@ -70,6 +70,9 @@ def dbt_executable() -> str:
     return str(candidate) if candidate.exists() else (shutil.which("dbt") or "dbt")
 
 
+PROFILES_DIR = ".dbt"  # where a DE workspace keeps its profile (DBT_PROFILES_DIR in the sandbox)
+
+
 def write_profile(profiles_dir: Path, threads: int = 2) -> Path:
     """A profiles.yml whose profile ``benchforge`` (target ``dev``) points dbt at
     ``$BENCHFORGE_DBT_DB``; returns the folder to pass as ``--profiles-dir``."""

@@ -38,6 +38,7 @@ from benchforge.core.sandbox import SandboxBackend
 from benchforge.core.scratch import content_key, publish_once
 from benchforge.core.yamlio import read_yaml
 from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers, unmatched_rules
+from benchforge.evaluation.dbt.runner import PROFILES_DIR, write_profile
 from benchforge.evaluation.de.details import de_breakdown
 from benchforge.evaluation.de.hacks import HackCatalogue, load_hack_catalogue
 from benchforge.evaluation.de.mutations import MutationCatalogue
@@ -149,8 +150,20 @@ class DeFamily(FamilyBase):
     checks_hacks: bool = False
     generated: tuple[str, ...] = ()  # spec fields naming files `task contract` and such write
 
+    def materials(self, task: LoadedTask, dest: Path) -> None:
+        """The family's repository and documents (:meth:`repo_materials`), and the dbt profile
+        every DE workspace builds with (``.dbt/profiles.yml``, pointed at the sandbox's
+        database by ``$BENCHFORGE_DBT_DB``)."""
+        self.repo_materials(task, dest)
+        write_profile(dest / PROFILES_DIR, threads=1)
+
+    def repo_materials(self, task: LoadedTask, dest: Path) -> None:
+        raise NotImplementedError
+
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         problems: list[tuple[str, str]] = []
+        if spec.repo is None:  # required by the DE specs (RepoTaskSpec)
+            return [("repo", "a data-engineering task needs its gold dbt project")]
         if not (root / spec.repo / "dbt_project.yml").is_file():
             problems.append(("repo", f"'{spec.repo}' is not a dbt project"))
         problems += self.repo_problems(spec, root)
@@ -400,7 +413,7 @@ class DeImplFamily(DeFamily):
         written = ensure_domain_mutations(folder.parents[1], draft.domain)
         return FamilyScaffold(spec=spec, outside=[written] if written else [])
 
-    def materials(self, task: LoadedTask, dest: Path) -> None:
+    def repo_materials(self, task: LoadedTask, dest: Path) -> None:
         spec = spec_as(task, DeImplTask)
         make_skeleton(task.repo, dest / "repo", spec.workspace_include)
         self.copy_documents(task, dest, {"contract": "data_contract.yaml"})
@@ -444,7 +457,7 @@ class DeEvolFamily(DeFamily):
             if not (root / spec.repo / removed).is_file()
         ]
 
-    def materials(self, task: LoadedTask, dest: Path) -> None:
+    def repo_materials(self, task: LoadedTask, dest: Path) -> None:
         copy_repo(task.repo, dest / "repo")
         self.copy_documents(task, dest, {"change_request": "change_request.md"})
 
@@ -576,7 +589,7 @@ class DeArchFamily(DeFamily):
         )
         return FamilyScaffold(spec=spec)
 
-    def materials(self, task: LoadedTask, dest: Path) -> None:
+    def repo_materials(self, task: LoadedTask, dest: Path) -> None:
         copy_repo(task.repo, dest / "repo")
         self.copy_documents(task, dest, {"requirement": "requirement.md"})
         (dest / self.submission).mkdir(exist_ok=True)

@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from benchforge.core.errors import UnsupportedTaskError
 from benchforge.evaluation.judges.length import DEFAULT_MAX_BLUEPRINT_WORDS
 
 Layer = str  # staging | intermediate | marts by default; a layer mapping may name others
@@ -146,9 +147,11 @@ class TaskSpecBase(_Strict):
         "instead of dataset. The role 'primary', else the first, is the task's dataset "
         "(agents' data_dir, its domain); every role is resolved, versioned and mounted.",
     )
-    repo: str = Field(
+    repo: str | None = Field(
+        default=None,
         description="The gold repository, relative to the folder holding the tasks folder "
-        "(the catalogue root: dbt_projects/<domain> for shipped tasks)."
+        "(the catalogue root: dbt_projects/<domain> for shipped tasks); for the families "
+        "whose tasks are a repository (the DE families), none for the others.",
     )
     instructions: str = Field(min_length=20, description="What the agent is asked to do.")
     tags: list[str] = Field(
@@ -213,7 +216,16 @@ class TaskSpecBase(_Strict):
         }
 
 
-class DeImplTask(TaskSpecBase):
+class RepoTaskSpec(TaskSpecBase):
+    """A task whose material is a dbt repository (the DE and DA families): ``repo`` required."""
+
+    repo: str = Field(
+        description="The gold repository, relative to the folder holding the tasks folder "
+        "(the catalogue root: dbt_projects/<domain> for shipped tasks)."
+    )
+
+
+class DeImplTask(RepoTaskSpec):
     family: Literal["de_impl"] = Field(
         description="de_impl: the agent writes every model from a data contract."
     )
@@ -241,7 +253,7 @@ class DeImplTask(TaskSpecBase):
         return patterns
 
 
-class DeEvolTask(TaskSpecBase):
+class DeEvolTask(RepoTaskSpec):
     family: Literal["de_evol"] = Field(
         description="de_evol: the agent changes a working repository as a request asks."
     )
@@ -276,7 +288,7 @@ class RubricItem(_Strict):
     points: float = Field(gt=0, description="What meeting it earns.")
 
 
-class DeArchTask(TaskSpecBase):
+class DeArchTask(RepoTaskSpec):
     family: Literal["de_arch"] = Field(
         description="de_arch: the agent designs a change (a blueprint), judged on a rubric."
     )
@@ -322,7 +334,13 @@ class LoadedTask(BaseModel):
         return self.folder / relative
 
     @property
+    def has_repo(self) -> bool:
+        return self.spec.repo is not None
+
+    @property
     def repo(self) -> Path:
         """The gold repository: ``spec.repo`` under the folder that holds the task's tasks
-        folder (``<root>/task_specs/<suite>/<task_id>``)."""
+        folder (``<root>/task_specs/<suite>/<task_id>``). Only for tasks that name one."""
+        if self.spec.repo is None:
+            raise UnsupportedTaskError(f"{self.key} names no repository (repo)")
         return self.folder.parents[2] / self.spec.repo
