@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchforge.agents.mock_llm import run_server  # noqa: E402
-from benchforge.core.llm import LlmConfig, SyncLlmClient  # noqa: E402
+from benchforge.core.llm import LlmConfig  # noqa: E402
 from benchforge.evaluation.da.gold import DaGold  # noqa: E402
 from benchforge.evaluation.families import family_of  # noqa: E402
 from benchforge.evaluation.families.da import DaOpenFamily, JudgedReport  # noqa: E402
@@ -32,6 +32,7 @@ from benchforge.evaluation.families.da_hacks import run_judged_hacks  # noqa: E4
 from benchforge.evaluation.judges.client import Judge, JudgeSettings  # noqa: E402
 from benchforge.evaluation.judges.hacks import load_judged_hacks  # noqa: E402
 from benchforge.evaluation.tasks import LoadedTask, load_tasks  # noqa: E402
+from benchforge.harness.judging import open_judge  # noqa: E402
 from benchforge.synthesis.dataset import build_dataset  # noqa: E402
 
 JUDGES = ("mock-judge", "mock-judge-obedient")
@@ -76,17 +77,15 @@ def main() -> int:
                             api_key="mock",
                             max_retries=0,
                         )
-                        client = SyncLlmClient(config)
-                        judge = Judge(client, JudgeSettings(mode=mode))
                         start = time.monotonic()
-                        run = run_judged_hacks(
-                            partial(_judge_report, family, task, gold, judge),
-                            task,
-                            gold,
-                            judge,
-                            hacks,
-                        )
-                        client.close()
+                        with open_judge(config, JudgeSettings(mode=mode)) as judge:
+                            run = run_judged_hacks(
+                                partial(_judge_report, family, task, gold, judge),
+                                task,
+                                gold,
+                                judge,
+                                hacks,
+                            )
                         held += run.held
                         tried += len(run.outcomes)
                         print(

@@ -17,18 +17,20 @@ import argparse
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchforge.agents.mock_llm import FaultConfig, MockServerConfig, run_server  # noqa: E402
-from benchforge.core.llm import LlmConfig, SyncLlmClient  # noqa: E402
+from benchforge.core.llm import LlmConfig  # noqa: E402
 from benchforge.evaluation.da.gold import DaGold  # noqa: E402
 from benchforge.evaluation.families.da import DaOpenFamily  # noqa: E402
 from benchforge.evaluation.judges.client import Judge, JudgeSettings  # noqa: E402
 from benchforge.evaluation.judges.rubric import compare_modes  # noqa: E402
 from benchforge.evaluation.tasks import LoadedTask, load_tasks  # noqa: E402
+from benchforge.harness.judging import open_judge  # noqa: E402
 from benchforge.synthesis.dataset import build_dataset  # noqa: E402
 from benchforge.synthesis.spec import load_domain  # noqa: E402
 
@@ -37,10 +39,9 @@ def judged(
     family: DaOpenFamily, items: list[tuple[LoadedTask, DaGold, str]], judge: Judge
 ) -> tuple[list, float, int]:
     t0 = time.perf_counter()
-    before = judge.totals()
+    before = judge.client_totals()
     reports = [family.judge_report(task, text, gold, judge) for task, gold, text in items]
-    after = judge.totals()
-    requests = (after.calls - after.cache_hits) - (before.calls - before.cache_hits)
+    requests = judge.client_totals().sent - before.sent
     return reports, time.perf_counter() - t0, requests
 
 
@@ -70,7 +71,7 @@ def main() -> None:
             (t, golds[t.key], text) for t in tasks for text in golds[t.key].baselines.values()
         ]
         faults = FaultConfig(latency_ms=args.latency_ms)
-        with run_server(config=MockServerConfig(faults=faults)) as server:
+        with run_server(config=MockServerConfig(faults=faults)) as server, ExitStack() as stack:
 
             def judge_of(mode: str, cache: Path) -> Judge:
                 config = LlmConfig(
@@ -81,7 +82,7 @@ def main() -> None:
                     concurrency=args.concurrency,
                     cache_dir=cache,
                 )
-                return Judge(SyncLlmClient(config), JudgeSettings(mode=mode))  # type: ignore[arg-type]
+                return stack.enter_context(open_judge(config, JudgeSettings(mode=mode)))
 
             per_item = judge_of("per_item", work / "cache-per-item")
             batched = judge_of("batched", work / "cache-batched")
@@ -89,8 +90,6 @@ def main() -> None:
             _, base_s, base_req = judged(family, baselines, per_item)
             bat_items, bat_s, bat_req = judged(family, references, batched)
             _, again_s, again_req = judged(family, references, per_item)
-            for judge in (per_item, batched):
-                judge.llm.close()  # type: ignore[attr-defined]
 
     n = len(references)
     agree = compared = 0

@@ -28,7 +28,7 @@ from benchforge.agents.mock_llm.noisy_judge import noisy_policies
 from benchforge.core.artifacts import open_store
 from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import BenchforgeError, ConfigError
-from benchforge.core.llm import LlmConfig, SyncLlmClient
+from benchforge.core.llm import LlmConfig
 from benchforge.core.records import TrialScore
 from benchforge.core.settings import BenchforgeSettings, load_settings
 from benchforge.evaluation.calibration.cases import (
@@ -59,6 +59,7 @@ from benchforge.evaluation.tasks.loader import load_task
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.endpoints import MOCK_API_KEY, uses_mock
 from benchforge.harness.executor import rebuild_workspace
+from benchforge.harness.judging import open_judge
 from benchforge.harness.sandbox_policy import work_root
 from benchforge.harness.scoring import GoldCache
 from benchforge.harness.store import RunStore
@@ -406,9 +407,7 @@ def calibrate_judge(
             if mock:
                 overrides["api_key"] = MOCK_API_KEY
             config = LlmConfig.from_settings(settings, role="judge", model=model, **overrides)
-            client = SyncLlmClient(config)
-            stack.callback(client.close)
-            return Judge(client, JudgeSettings(mode="per_item"))
+            return stack.enter_context(open_judge(config, JudgeSettings(mode="per_item")))
 
         logger.info(
             "calibrating %s on %d labelled cases (%d labels), %d repeats",

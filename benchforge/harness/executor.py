@@ -31,10 +31,10 @@ from benchforge.core.llm import (
     LlmClientView,
     LlmConfig,
     LlmInfrastructureError,
-    LlmTotals,
     SharedSemaphore,
+    llm_totals,
 )
-from benchforge.core.records import AgentLimits, Step, TrialResult
+from benchforge.core.records import AgentLimits, TrialResult
 from benchforge.core.sandbox import (
     Isolation,
     SandboxBackend,
@@ -103,26 +103,6 @@ class RunContext:
     allowed_read_only: list[Path] = field(default_factory=list)  # sandbox_allowed_read_only
     previous_attempts: dict[str, int] = field(default_factory=dict)
     on_trial_done: list[Callable[[TrialResult], None]] = field(default_factory=list)
-
-
-def llm_totals(steps: Sequence[Step]) -> LlmTotals:
-    """Sums over model steps an agent recorded itself (calls made outside the client view,
-    whose own ledger holds every call made through it)."""
-    totals = LlmTotals()
-    for step in steps:
-        if step.kind != "model":
-            continue
-        totals.calls += 1
-        totals.errors += not step.ok
-        totals.cache_hits += bool(step.cache_hit)
-        totals.attempts += step.attempts or 0
-        totals.prompt_tokens += step.prompt_tokens or 0
-        totals.completion_tokens += step.completion_tokens or 0
-        if step.cost_usd is not None:
-            totals.cost_usd += step.cost_usd
-        elif step.ok:
-            totals.unpriced_calls += 1
-    return totals
 
 
 Snapshot = dict[str, tuple[int, int]]
@@ -334,11 +314,12 @@ async def run_trial(
     else:
         interrupted = f"interrupted: {outcome.error or 'the agent stopped before the step ended'}"
     steps = env.trajectory.close(interrupted)
+    # the view's ledger holds every call made through it; the model steps the agent recorded
+    # itself are its calls made outside the view
     by_agent = env.trajectory.model_steps_by_agent()
-    totals = llm_totals(by_agent)
+    totals = llm_totals([*by_agent, *(view.ledger.records() if view is not None else [])])
     used_mock = any(s.used_mock for s in by_agent)
     if view is not None:
-        totals += view.ledger.totals()
         used_mock = used_mock or view.ledger.used_mock()
     result = TrialResult(
         run_id=ctx.run.run_id,

@@ -1,8 +1,10 @@
 """The judge a scoring run uses: which endpoint and model, its response cache, its totals.
 
-Judged families (``TaskFamily.judged``) are scored through one ``Judge`` per scoring run: a
-``SyncLlmClient`` of role ``judge`` on the configured OpenAI-compatible endpoint, or, with no
-API key, on the Benchforge mock server started here (its ``mock-judge`` policy). Every reply
+Judged families (``TaskFamily.judged``) are scored through one ``Judge`` per scoring run: an
+``LlmClient`` of role ``judge`` on the configured OpenAI-compatible endpoint, or, with no
+API key, on the Benchforge mock server started here (its ``mock-judge`` policy); each task is
+judged through its own view of it (``Judge.for_task``), the run's totals are the client's
+ledger. Judging runs on the process's one LLM loop. Every reply
 is kept in a response cache under the scratch space (``<work>/llm-cache/judge``), which
 outlives the run: scoring unchanged outputs again sends no request.
 """
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from benchforge.core.llm import LlmConfig, LlmTotals, SyncLlmClient
+from benchforge.core.llm import LlmClient, LlmClientView, LlmConfig, LlmTotals, run_blocking
 from benchforge.core.settings import BenchforgeSettings
 from benchforge.evaluation.judges.client import (
     DEFAULT_JUDGE_MODEL,
@@ -38,14 +40,14 @@ class JudgeUsage(BaseModel):
 
     @classmethod
     def of(cls, judge: Judge, mock: bool) -> JudgeUsage:
-        totals: LlmTotals = judge.totals()
+        totals: LlmTotals = judge.client_totals()
         return cls(
             model=judge.model,
             mock=mock,
-            requests=totals.calls - totals.cache_hits,
+            requests=totals.sent,
             cache_hits=totals.cache_hits,
             errors=totals.errors,
-            cost_usd=None if totals.unpriced_calls else totals.cost_usd,
+            cost_usd=totals.known_cost_usd,
         )
 
     def line(self) -> str:
@@ -61,6 +63,17 @@ def judge_model_for(settings: BenchforgeSettings, model: str | None, mock: bool)
     if model:
         return model
     return MOCK_JUDGE_MODEL if mock else DEFAULT_JUDGE_MODEL
+
+
+@contextmanager
+def open_judge(config: LlmConfig, judge_settings: JudgeSettings | None = None) -> Iterator[Judge]:
+    """A judge on a new ``LlmClient`` of ``config`` (its ledger: every call of this judge and
+    of the judges made from it); the client is closed on the LLM loop after."""
+    client = LlmClient(config)
+    try:
+        yield Judge(LlmClientView(client), judge_settings)
+    finally:
+        run_blocking(client.aclose())
 
 
 @contextmanager
@@ -87,8 +100,5 @@ def judge_session(
         config = LlmConfig.from_settings(
             settings, role="judge", model=judge_model_for(settings, model, mock), **overrides
         )
-        client = SyncLlmClient(config)
-        try:
-            yield Judge(client, judge_settings), mock
-        finally:
-            client.close()
+        with open_judge(config, judge_settings) as judge:
+            yield judge, mock

@@ -37,10 +37,11 @@ from benchforge.core.llm import (
     LlmLedger,
     LlmRequestError,
     SharedSemaphore,
-    SyncLlmClient,
     TokenBucket,
+    llm_loop,
     load_price_table,
     retry_after_seconds,
+    run_blocking,
 )
 from benchforge.core.settings import load_settings
 
@@ -287,22 +288,46 @@ def test_concurrency_cap_is_shared_and_never_exceeded(server: MockServerHandle) 
 
 
 def test_concurrency_cap_holds_across_threads_and_event_loops(server: MockServerHandle) -> None:
+    """Threads with loops of their own and synchronous callers on the LLM loop share one
+    model's cap."""
     config = _config(server, "mock-echo:threads", concurrency=2)
-    with SyncLlmClient(config) as first, SyncLlmClient(config) as second:
+    ledger = LlmLedger()
+    slow = {"x-mock-fault": "latency=80"}
 
-        def work(llm: SyncLlmClient) -> None:
-            for _ in range(2):
-                llm.complete(USER, extra_headers={"x-mock-fault": "latency=80"})
+    async def two_calls(llm: LlmClient) -> None:
+        for _ in range(2):
+            await llm.complete(USER, extra_headers=slow)
 
-        threads = [threading.Thread(target=work, args=(llm,)) for llm in (first, second) * 3]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert len(first.ledger) + len(second.ledger) == 12
+    async def on_own_loop() -> None:
+        async with LlmClient(config, ledger=ledger) as llm:
+            await two_calls(llm)
+
+    shared = LlmClient(config, ledger=ledger)
+    threads = [threading.Thread(target=asyncio.run, args=(on_own_loop(),)) for _ in range(3)]
+    threads += [threading.Thread(target=run_blocking, args=(two_calls(shared),)) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    run_blocking(shared.aclose())
+    assert len(ledger) == 12
     stats = server.stats()
     assert stats.requests == 12
     assert stats.max_in_flight == 2
+
+
+def test_run_blocking_runs_on_one_loop_and_refuses_to_wait_on_itself() -> None:
+    async def which_loop() -> asyncio.AbstractEventLoop:
+        return asyncio.get_running_loop()
+
+    first = run_blocking(which_loop())
+    assert first is llm_loop() and run_blocking(which_loop()) is first
+
+    async def nested() -> None:
+        run_blocking(which_loop())
+
+    with pytest.raises(RuntimeError, match="await the coroutine instead"):
+        run_blocking(nested())
 
 
 def test_shared_semaphore_gives_back_the_slots_of_cancelled_waiters() -> None:

@@ -8,15 +8,15 @@ from __future__ import annotations
 import io
 import re
 import tarfile
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from benchforge.core.artifacts import open_store
-from benchforge.core.llm import LlmLedger
+from benchforge.core.llm import LlmClient, LlmClientView, LlmConfig
 from benchforge.core.records import (
     AgentLimits,
     RunSpec,
@@ -25,6 +25,7 @@ from benchforge.core.records import (
     TrialScore,
 )
 from benchforge.evaluation.judges.breakdown import JudgeRecord, judge_record_of
+from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.models import (
     AnchorValue,
     ArchitectureScore,
@@ -95,9 +96,10 @@ def _key(task_id: str, agent: str = "react-da") -> TrialKey:
     )
 
 
-def _judge() -> Any:
-    """What ``judge_record`` reads of a judge: its ledger (no call made here)."""
-    return SimpleNamespace(ledger=LlmLedger())
+def _judge() -> Judge:
+    """A judge that makes no call here: ``judge_record`` reads its (empty) ledger."""
+    config = LlmConfig(role="judge", model="mock-judge", base_url="http://127.0.0.1:9", api_key="x")
+    return Judge(LlmClientView(LlmClient(config)))
 
 
 def _item(item_id: str, kind: str, points: float, earned: float | None, **extra: Any) -> Any:
@@ -547,14 +549,12 @@ def test_every_quote_the_evidence_check_found_is_highlighted(tmp_path: Path) -> 
         "[hidden]: # (churn rose 40% in the north)\n"
     )
     server = start_mock()
-    clients: list[Any] = []
     try:
-        judge = judge_factory(server.url, tmp_path / "cache", clients)()
-        rubric = judge_rubric(judge, judged_rubric(), report, question=QUESTION)
-        record = judge_record(judge=judge, rubric=rubric, resolved=judged_rubric())
+        with ExitStack() as stack:
+            judge = judge_factory(server.url, tmp_path / "cache", stack)()
+            rubric = judge_rubric(judge, judged_rubric(), report, question=QUESTION)
+            record = judge_record(judge=judge, rubric=rubric, resolved=judged_rubric())
     finally:
-        for client in clients:
-            client.close()
         server.stop()
     view = judged_view(record, report)
     checked = {v.item_id: v for v in rubric.items}

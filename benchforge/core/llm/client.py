@@ -14,7 +14,6 @@ import asyncio
 import email.utils
 import logging
 import random
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -415,70 +414,3 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max((when - datetime.now(UTC)).total_seconds(), 0.0)
-
-
-class SyncLlmClient:
-    """Blocking wrapper: an ``LlmClient`` on a private event loop in a background thread.
-
-    Safe to call from many threads at once (calls run concurrently on that loop, within the
-    model's limits). Do not call it from inside its own loop.
-    """
-
-    def __init__(
-        self,
-        config: LlmConfig,
-        *,
-        ledger: LlmLedger | None = None,
-        prices: PriceTable | None = None,
-    ) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name=f"llm-{config.role}", daemon=True
-        )
-        self._thread.start()
-        try:
-            self.client = LlmClient(config, ledger=ledger, prices=prices)
-        except BaseException:
-            self._stop_loop()
-            raise
-        self._closed = False
-
-    @property
-    def ledger(self) -> LlmLedger:
-        return self.client.ledger
-
-    @property
-    def config(self) -> LlmConfig:
-        return self.client.config
-
-    def complete(self, messages: Sequence[Message], **kwargs: Any) -> LlmResponse:
-        """``LlmClient.complete``, blocking."""
-        if self._closed:
-            raise RuntimeError("SyncLlmClient is closed")
-        future = asyncio.run_coroutine_threadsafe(
-            self.client.complete(messages, **kwargs), self._loop
-        )
-        return future.result()
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        asyncio.run_coroutine_threadsafe(self.client.aclose(), self._loop).result()
-        self._stop_loop()
-
-    def _stop_loop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -6,7 +6,8 @@ between flows, but two live clients of one pair must agree.
 
 The primitives are thread- and event-loop-safe (``threading.Lock`` inside, waiters woken on
 their own loop), unlike ``asyncio.Semaphore``, which binds to one loop: trials may run in
-several threads, each with its own loop, and ``SyncLlmClient`` has a loop of its own.
+several threads, each with its own loop, and synchronous callers use the LLM loop
+(``benchforge.core.llm.loop``).
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -71,6 +72,10 @@ class LlmCallRecord(BaseModel):
     def used_mock(self) -> bool:
         return self.system_fingerprint == MOCK_FINGERPRINT
 
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
 
 class LlmResponse(BaseModel):
     """The assistant's reply to one chat completion request."""
@@ -123,6 +128,58 @@ class LlmTotals(BaseModel):
             **{name: getattr(self, name) + getattr(other, name) for name in LlmTotals.model_fields}
         )
 
+    @property
+    def sent(self) -> int:
+        """Calls that reached the endpoint (failures included): every call but cache hits."""
+        return self.calls - self.cache_hits
+
+    @property
+    def known_cost_usd(self) -> float | None:
+        """The cost, or None as soon as one call is unpriced (a partial sum is not the cost)."""
+        return None if self.unpriced_calls else self.cost_usd
+
+
+class LlmCall(Protocol):
+    """What the totals read of one model call: a ledger's ``LlmCallRecord``, or a ``model``
+    step of a trajectory that an agent recorded itself."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def cache_hit(self) -> bool | None: ...
+
+    @property
+    def attempts(self) -> int | None: ...
+
+    @property
+    def prompt_tokens(self) -> int | None: ...
+
+    @property
+    def completion_tokens(self) -> int | None: ...
+
+    @property
+    def cost_usd(self) -> float | None: ...
+
+
+def llm_totals(calls: Iterable[LlmCall]) -> LlmTotals:
+    """The one sum over model calls, used for trials (agent and view), judge records, judging
+    runs and calibration. A failed call counts as an error and is never unpriced; a cache hit
+    costs 0.0."""
+    totals = LlmTotals()
+    for call in calls:
+        totals.calls += 1
+        totals.errors += not call.ok
+        totals.cache_hits += bool(call.cache_hit)
+        totals.attempts += call.attempts or 0
+        totals.prompt_tokens += call.prompt_tokens or 0
+        totals.completion_tokens += call.completion_tokens or 0
+        if call.cost_usd is not None:
+            totals.cost_usd += call.cost_usd
+        elif call.ok:
+            totals.unpriced_calls += 1
+    return totals
+
 
 class LlmLedger:
     """Thread-safe, in-memory list of call records; share one between clients to sum a run."""
@@ -152,16 +209,4 @@ class LlmLedger:
         return any(r.used_mock for r in self.records())
 
     def totals(self) -> LlmTotals:
-        totals = LlmTotals()
-        for r in self.records():
-            totals.calls += 1
-            totals.errors += r.status == "error"
-            totals.cache_hits += r.cache_hit
-            totals.attempts += r.attempts
-            totals.prompt_tokens += r.prompt_tokens or 0
-            totals.completion_tokens += r.completion_tokens or 0
-            if r.cost_usd is None:
-                totals.unpriced_calls += r.status == "ok"
-            else:
-                totals.cost_usd += r.cost_usd
-        return totals
+        return llm_totals(self.records())

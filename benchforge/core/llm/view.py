@@ -1,5 +1,8 @@
 """LlmClientView: one trial's (or one caller's) window onto a shared ``LlmClient``.
 
+Agents and judges call models through views alike: a trial's agent through the view the
+harness gives it, a judge through the view of the task it judges (``Judge.for_task``).
+
 The shared client keeps the one retry layer, the per-model limits, the response cache and the
 run-wide ledger. A view sends every call through it and also records the call itself:
 
@@ -26,10 +29,32 @@ from benchforge.core.llm.errors import LlmError
 from benchforge.core.llm.records import LlmCallRecord, LlmLedger, LlmResponse
 
 if TYPE_CHECKING:
-    from benchforge.core.llm.client import LlmClient
     from benchforge.core.llm.config import LlmConfig
 
 Message = Mapping[str, Any]
+
+
+class ChatClient(Protocol):
+    """What a view calls: ``LlmClient`` (a test may pass an in-process stand-in)."""
+
+    @property
+    def config(self) -> LlmConfig: ...
+
+    @property
+    def ledger(self) -> LlmLedger: ...
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = ...,
+        tool_choice: str | Mapping[str, Any] | None = ...,
+        epoch: int = ...,
+        temperature: float | None = ...,
+        max_tokens: int | None = ...,
+        extra_body: Mapping[str, Any] | None = ...,
+        extra_headers: Mapping[str, str] | None = ...,
+    ) -> LlmResponse: ...
 
 
 class StepRecorder(Protocol):
@@ -60,7 +85,7 @@ class LlmClientView:
 
     def __init__(
         self,
-        client: LlmClient,
+        client: ChatClient,
         *,
         steps: StepRecorder | None = None,
         epoch: int = 0,

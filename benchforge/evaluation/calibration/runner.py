@@ -15,16 +15,14 @@ Only labelled cases are judged (an unlabelled case costs money and says nothing)
 
 from __future__ import annotations
 
-import functools
+import asyncio
 import math
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
-from benchforge.core.llm import LlmConfig, LlmResponse
 from benchforge.evaluation.calibration.cases import CalibrationCase, CaseKind, CaseSet
 from benchforge.evaluation.calibration.gate import GateSettings, decide
 from benchforge.evaluation.calibration.labels import GSB_LABELS, LabelSet
@@ -41,16 +39,16 @@ from benchforge.evaluation.calibration.stats import (
     kind_stats,
 )
 from benchforge.evaluation.calibration.store import judge_fingerprint
-from benchforge.evaluation.judges.architecture import judge_architecture
-from benchforge.evaluation.judges.client import Judge, JudgeLlm, Message
-from benchforge.evaluation.judges.gsb import judge_pair, verdict_of
+from benchforge.evaluation.judges.architecture import judge_architecture_async
+from benchforge.evaluation.judges.client import Judge
+from benchforge.evaluation.judges.gsb import judge_pair_async, verdict_of
 from benchforge.evaluation.judges.models import ItemVerdict, PairVerdict, content_hash
 from benchforge.evaluation.judges.prompts import (
     ARCHITECTURE_PROMPT_VERSION,
     GSB_PROMPT_VERSION,
     RUBRIC_PROMPT_VERSION,
 )
-from benchforge.evaluation.judges.rubric import judge_item
+from benchforge.evaluation.judges.rubric import judge_item_async
 
 CASE_HEADER = "x-benchforge-case"
 REPEAT_HEADER = "x-benchforge-repeat"
@@ -78,26 +76,10 @@ def fingerprint_for(model: str, cases: CaseSet, labels: LabelSet) -> str:
     )
 
 
-class _RepeatLlm:
-    """The judge's client sending every call with ``epoch=repeat`` (a fresh sample per repeat,
-    cached apart)."""
-
-    def __init__(self, llm: JudgeLlm, repeat: int) -> None:
-        self.llm = llm
-        self.repeat = repeat
-
-    @property
-    def config(self) -> LlmConfig:
-        return self.llm.config
-
-    def complete(self, messages: Sequence[Message], **kwargs: Any) -> LlmResponse:
-        kwargs.setdefault("epoch", self.repeat)
-        return self.llm.complete(messages, **kwargs)
-
-
 def _for_case(judge: Judge, tag: str, repeat: int) -> Judge:
-    base = Judge(_RepeatLlm(judge.llm, repeat), judge.settings, judge.ledger, judge.headers)
-    return base.with_headers({CASE_HEADER: tag, REPEAT_HEADER: str(repeat)})
+    """The judge (its ledger) sending every call with ``epoch=repeat`` (a fresh sample per
+    repeat, cached apart) and the case's headers."""
+    return judge.at_epoch(repeat).with_headers({CASE_HEADER: tag, REPEAT_HEADER: str(repeat)})
 
 
 def _item_judgment(case: CalibrationCase, repeat: int, verdict: ItemVerdict) -> Judgment:
@@ -122,30 +104,34 @@ def _item_judgment(case: CalibrationCase, repeat: int, verdict: ItemVerdict) -> 
     )
 
 
-def judge_rubric_case(judge: Judge, cases: CaseSet, case: CalibrationCase, repeat: int) -> Judgment:
+async def judge_rubric_case(
+    judge: Judge, cases: CaseSet, case: CalibrationCase, repeat: int
+) -> Judgment:
     """One rubric item case, judged as a run's scoring judges it."""
     mine = _for_case(judge, case.case_id, repeat)
     assert case.rubric is not None and case.item_id is not None
     if case.rubric in cases.rubrics:
-        verdict = judge_item(
+        verdict = await judge_item_async(
             mine, cases.rubrics[case.rubric], case.item_id, case.output, question=case.question
         )
     else:
         flat = cases.flat_rubrics[case.rubric]
         item = next(i for i in flat.items if i.id == case.item_id)
-        score = judge_architecture(
+        score = await judge_architecture_async(
             mine, [item], case.output, requirement=flat.requirement, rubric_version=flat.version
         )
         verdict = score.items[0]
     return _item_judgment(case, repeat, verdict)
 
 
-def judge_pair_cases(judge: Judge, pair: Sequence[CalibrationCase], repeat: int) -> list[Judgment]:
+async def judge_pair_cases(
+    judge: Judge, pair: Sequence[CalibrationCase], repeat: int
+) -> list[Judgment]:
     """The GSB cases of one comparison (its dimensions), from one ``judge_pair`` call (both
     orders). An order-dependent verdict counts as a tie (0), flagged ``inconsistent``."""
     first = pair[0]
     assert first.pair is not None and first.baseline is not None and first.baseline_id
-    verdicts = judge_pair(
+    verdicts = await judge_pair_async(
         _for_case(judge, first.pair, repeat),
         first.output,
         first.baseline,
@@ -190,28 +176,42 @@ def _orders(verdict: PairVerdict) -> tuple[int, int] | None:
     return GSB_LABELS[verdict_of(verdict.raw_first)], GSB_LABELS[verdict_of(verdict.raw_second)]
 
 
-def _one_item(judge: Judge, cases: CaseSet, case: CalibrationCase, repeat: int) -> list[Judgment]:
-    return [judge_rubric_case(judge, cases, case, repeat)]
+async def _one_item(
+    judge: Judge, cases: CaseSet, case: CalibrationCase, repeat: int
+) -> list[Judgment]:
+    return [await judge_rubric_case(judge, cases, case, repeat)]
 
 
 def run_judgments(
     judge: Judge, cases: CaseSet, repeats: int, concurrency: int = 8
 ) -> list[Judgment]:
-    """Every case of ``cases`` judged ``repeats`` times (concurrently, ``concurrency`` at
-    once; the shared client keeps to the model's own limits)."""
+    """Every case of ``cases`` judged ``repeats`` times (concurrently on the LLM loop,
+    ``concurrency`` cases at once; the shared client keeps to the model's own limits)."""
     pairs: dict[str, list[CalibrationCase]] = {}
-    jobs: list[Callable[[], list[Judgment]]] = []
+    jobs: list[Coroutine[Any, Any, list[Judgment]]] = []
     for case in cases.cases:
         if case.kind == "gsb_pair" and case.pair is not None:
             pairs.setdefault(case.pair, []).append(case)
     for repeat in range(repeats):
         for case in cases.of_kind("rubric_item"):
-            jobs.append(functools.partial(_one_item, judge, cases, case, repeat))
+            jobs.append(_one_item(judge, cases, case, repeat))
         for group in pairs.values():
-            jobs.append(functools.partial(judge_pair_cases, judge, group, repeat))
-    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="calib") as pool:
-        results = list(pool.map(lambda job: job(), jobs))
+            jobs.append(judge_pair_cases(judge, group, repeat))
+    results = judge.run(_bounded(jobs, max(1, concurrency)))
     return [j for part in results for j in part]
+
+
+async def _bounded(
+    jobs: Sequence[Coroutine[Any, Any, list[Judgment]]], concurrency: int
+) -> list[list[Judgment]]:
+    """``jobs`` run at most ``concurrency`` at once, their results in order."""
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(job: Coroutine[Any, Any, list[Judgment]]) -> list[Judgment]:
+        async with slots:
+            return await job
+
+    return await asyncio.gather(*(one(job) for job in jobs))
 
 
 def _words(text: str | None) -> int:
@@ -294,10 +294,9 @@ def calibrate_one(
             kinds.append(kind_stats(data, bootstrap))
     records = judge.ledger.records()
     totals = judge.totals()
-    priced = totals.unpriced_calls == 0
     latencies = [r.latency_s for r in records if r.status == "ok" and not r.cache_hit]
     n = len(judgments)
-    cost = totals.cost_usd if priced else None
+    cost = totals.known_cost_usd
     return JudgeCalibration(
         model=judge.model,
         fingerprint=fingerprint_for(judge.model, cases, labels),

@@ -12,10 +12,11 @@ unscored items are listed and left out of both. An empty blueprint scores 0 with
 
 from __future__ import annotations
 
+import asyncio
+
 from benchforge.evaluation.judges.checks import (
     checked_verdict,
     items_reply_check,
-    parallel_map,
     ratio,
     unscored_verdict,
 )
@@ -35,10 +36,10 @@ from benchforge.evaluation.judges.structured import ask_json
 PROMPT_VERSION = ARCHITECTURE_PROMPT_VERSION
 
 
-def _judge_group(
+async def _judge_group(
     judge: Judge, items: list[FlatRubricItem], blueprint: str, requirement: str, texts: list[str]
 ) -> list[ItemVerdict]:
-    reply = ask_json(
+    reply = await ask_json(
         judge,
         architecture_messages(requirement=requirement, items=items, blueprint=blueprint),
         ItemsReply,
@@ -71,6 +72,28 @@ def _judge_group(
 
 
 def judge_architecture(
+    judge: Judge,
+    items: list[FlatRubricItem],
+    blueprint: str,
+    *,
+    requirement: str,
+    rubric_version: str,
+    max_words: int | None = DEFAULT_MAX_BLUEPRINT_WORDS,
+) -> ArchitectureScore:
+    """``judge_architecture_async`` for a synchronous caller (on the LLM loop)."""
+    return judge.run(
+        judge_architecture_async(
+            judge,
+            items,
+            blueprint,
+            requirement=requirement,
+            rubric_version=rubric_version,
+            max_words=max_words,
+        )
+    )
+
+
+async def judge_architecture_async(
     judge: Judge,
     items: list[FlatRubricItem],
     blueprint: str,
@@ -116,8 +139,8 @@ def judge_architecture(
         groups = [[i for i in items if i.dimension == d] for d in dimensions]
     else:
         groups = [[i] for i in items]
-    results = parallel_map(
-        judge, lambda group: _judge_group(judge, group, text, requirement, texts), groups
+    results = await asyncio.gather(
+        *(_judge_group(judge, group, text, requirement, texts) for group in groups)
     )
     by_id = {v.item_id: v for group in results for v in group}
     verdicts = [by_id[i.id] for i in items]

@@ -1,14 +1,11 @@
 """From a judge's award to an item verdict: the code checks every awarded point must pass, and
-the small plumbing the judges share (validating a reply's items, running calls in parallel).
+the small plumbing the judges share (validating a reply's items).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
 
-from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.evidence import (
     anchor_in_output,
     copies_rubric,
@@ -19,19 +16,6 @@ from benchforge.evaluation.judges.evidence import (
 from benchforge.evaluation.judges.models import AnchorValue, ItemType, ItemVerdict
 from benchforge.evaluation.judges.replies import ItemAward, ItemsReply
 from benchforge.evaluation.judges.sanitize import REMOVED_MARKER
-
-A = TypeVar("A")
-R = TypeVar("R")
-
-
-def parallel_map(judge: Judge, fn: Callable[[A], R], args: Sequence[A]) -> list[R]:
-    """``fn`` over ``args`` on up to the judge model's concurrency threads, in order (the
-    shared client limits requests per model anyway; threads only keep it busy)."""
-    if len(args) <= 1:
-        return [fn(a) for a in args]
-    workers = max(1, min(len(args), judge.llm.config.concurrency))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool:
-        return list(pool.map(fn, args))
 
 
 def items_reply_check(points: dict[str, float]) -> Callable[[ItemsReply], None]:

@@ -33,10 +33,10 @@ dimension (None when there is none).
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Mapping
 
-from benchforge.evaluation.judges.checks import parallel_map
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.length import DEFAULT_MAX_REPORT_WORDS, count_words, limit_words
 from benchforge.evaluation.judges.models import (
@@ -101,12 +101,38 @@ def judge_pair(
     length_ratio: float | None = None,
     expected_words: int | None = None,
 ) -> list[PairVerdict]:
+    """``judge_pair_async`` for a synchronous caller (on the LLM loop)."""
+    return judge.run(
+        judge_pair_async(
+            judge,
+            candidate,
+            baseline,
+            baseline_id=baseline_id,
+            question=question,
+            max_words=max_words,
+            length_ratio=length_ratio,
+            expected_words=expected_words,
+        )
+    )
+
+
+async def judge_pair_async(
+    judge: Judge,
+    candidate: str,
+    baseline: str,
+    *,
+    baseline_id: str,
+    question: str,
+    max_words: int | None = DEFAULT_MAX_REPORT_WORDS,
+    length_ratio: float | None = None,
+    expected_words: int | None = None,
+) -> list[PairVerdict]:
     """The candidate against one baseline: one PairVerdict per dimension, from two calls (the
     candidate first, then second), four with the length-matched check (``length_ratio``: None,
     the default here, leaves it out; ``judge_gsb`` applies it). Both reports are sanitized and
     cut to ``max_words`` (None: no limit). An empty candidate is bad on every dimension, without
     a call."""
-    return _judge_texts(
+    return await _judge_texts(
         judge,
         sanitize_output(candidate, max_words=max_words).text,
         sanitize_output(baseline, max_words=max_words).text,
@@ -117,7 +143,7 @@ def judge_pair(
     )
 
 
-def _judge_texts(
+async def _judge_texts(
     judge: Judge,
     cand: str,
     base: str,
@@ -147,12 +173,11 @@ def _judge_texts(
     if matched_words is not None:
         short = limit_words(cand, matched_words).text
         orders += [(short, base), (base, short)]
-    replies: list[StructuredReply[GsbReply]] = parallel_map(
-        judge,
-        lambda ab: ask_json(
-            judge, gsb_messages(question=question, report_a=ab[0], report_b=ab[1]), GsbReply
-        ),
-        orders,
+    replies: list[StructuredReply[GsbReply]] = await asyncio.gather(
+        *(
+            ask_json(judge, gsb_messages(question=question, report_a=a, report_b=b), GsbReply)
+            for a, b in orders
+        )
     )
     values = [r.value for r in replies]
     pairs = []
@@ -252,6 +277,30 @@ def judge_gsb(
     length_ratio: float | None = LENGTH_RATIO,
     expected_words: int | None = None,
 ) -> GsbScore:
+    """``judge_gsb_async`` for a synchronous caller (on the LLM loop)."""
+    return judge.run(
+        judge_gsb_async(
+            judge,
+            candidate,
+            baselines,
+            question=question,
+            max_words=max_words,
+            length_ratio=length_ratio,
+            expected_words=expected_words,
+        )
+    )
+
+
+async def judge_gsb_async(
+    judge: Judge,
+    candidate: str,
+    baselines: Mapping[str, str],
+    *,
+    question: str,
+    max_words: int | None = DEFAULT_MAX_REPORT_WORDS,
+    length_ratio: float | None = LENGTH_RATIO,
+    expected_words: int | None = None,
+) -> GsbScore:
     """The candidate against every baseline (``{baseline_id: report}``), both orders each, with
     the length-matched check where the candidate is longer than its allowance (``length_ratio``
     None: without it). Every report is cut to ``max_words`` (None: no limit); the candidate's
@@ -259,9 +308,8 @@ def judge_gsb(
     task's reference report)."""
     sanitized = sanitize_output(candidate, max_words=max_words)
     cand = sanitized.text
-    pairs: list[PairVerdict] = []
-    for baseline_id, baseline in baselines.items():
-        pairs.extend(
+    per_baseline = await asyncio.gather(
+        *(
             _judge_texts(
                 judge,
                 cand,
@@ -271,7 +319,10 @@ def judge_gsb(
                 length_ratio=length_ratio,
                 expected_words=expected_words,
             )
+            for baseline_id, baseline in baselines.items()
         )
+    )
+    pairs = [pair for verdicts in per_baseline for pair in verdicts]
     checked = {p.baseline_id for p in pairs if p.matched_words is not None}
     return gsb_score(
         pairs, _info(judge), truncated=sanitized.truncated, length_matched=len(checked)

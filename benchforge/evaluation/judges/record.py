@@ -86,10 +86,7 @@ def judge_record(
     """The record of one judged trial (see the module docstring). ``resolved``: the rubric the
     rubric judge used (for the anchors its items cite); ``output``: the judged file, relative
     to the workspace."""
-    records = judge.ledger.records()
-    sent = [r for r in records if not r.cache_hit]
-    unpriced = any(r.status == "ok" and r.cost_usd is None for r in sent)
-    cost = None if unpriced else sum(r.cost_usd or 0.0 for r in sent)
+    totals = judge.totals()
 
     judges: list[JudgeIdentity] = []
     unscored: list[str] = []
@@ -157,9 +154,9 @@ def judge_record(
             )
     return JudgeRecord(
         judges=judges,
-        requests=len(sent),
-        cache_hits=len(records) - len(sent),
-        cost_usd=cost,
+        requests=totals.sent,
+        cache_hits=totals.cache_hits,
+        cost_usd=totals.known_cost_usd,
         unscored=_dedupe(unscored),
         pairs=pairs,
         inconsistent_pairs=inconsistent,

@@ -29,6 +29,7 @@ the chosen paths' items. Items whose reply never validated (or whose call failed
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -37,7 +38,6 @@ from benchforge.evaluation.judges.checks import (
     checked_verdict,
     evidence_problem,
     items_reply_check,
-    parallel_map,
     ratio,
     unscored_verdict,
 )
@@ -129,7 +129,7 @@ def _paths(rubric: ResolvedRubric) -> list[_Path]:
     ]
 
 
-def _judge_items(
+async def _judge_items(
     judge: Judge,
     path: _Path,
     items: Sequence[ResolvedItem],
@@ -149,7 +149,7 @@ def _judge_items(
         items=items,
         output=output,
     )
-    reply = ask_json(
+    reply = await ask_json(
         judge, messages, ItemsReply, check=items_reply_check({i.id: i.points for i in items})
     )
     verdicts = []
@@ -289,7 +289,7 @@ def _unlisted_cap(
     return best
 
 
-def _unlisted(
+async def _unlisted(
     judge: Judge,
     standard: RubricStandardSpec,
     paths: Sequence[_Path],
@@ -319,7 +319,7 @@ def _unlisted(
         paths=[(p.path_id, p.approach, p.items) for p in paths],
         output=output,
     )
-    reply = ask_json(judge, messages, PathChoiceReply, check=check)
+    reply = await ask_json(judge, messages, PathChoiceReply, check=check)
     choice = reply.value
     if choice is None or choice.path_id is not None or not choice.unlisted_points:
         return None, None
@@ -364,9 +364,23 @@ def judge_rubric(
     question: str,
     max_words: int | None = DEFAULT_MAX_REPORT_WORDS,
 ) -> RubricScore:
+    """``judge_rubric_async`` for a synchronous caller (on the LLM loop)."""
+    return judge.run(
+        judge_rubric_async(judge, rubric, output, question=question, max_words=max_words)
+    )
+
+
+async def judge_rubric_async(
+    judge: Judge,
+    rubric: ResolvedRubric,
+    output: str,
+    *,
+    question: str,
+    max_words: int | None = DEFAULT_MAX_REPORT_WORDS,
+) -> RubricScore:
     """``output`` scored on ``rubric`` (see the module docstring). The judge sees only the
     sanitized output (its visible text, cut to ``max_words``); an empty one scores 0 without
-    any call."""
+    any call. The calls run concurrently (the shared client keeps to the model's limits)."""
     sanitized = sanitize_output(output, max_words=max_words)
     text = sanitized.text
     if not text.strip():
@@ -382,10 +396,11 @@ def judge_rubric(
             calls.append((path, path.items))
         else:
             calls.extend((path, [item]) for item in path.items)
-    results = parallel_map(
-        judge,
-        lambda call: _judge_items(judge, call[0], call[1], text, question, texts, anchors, echoing),
-        calls,
+    results = await asyncio.gather(
+        *(
+            _judge_items(judge, path, items, text, question, texts, anchors, echoing)
+            for path, items in calls
+        )
     )
     by_path: dict[tuple[str, str], list[ItemVerdict]] = {}
     for (path, _), verdicts in zip(calls, results, strict=True):
@@ -417,12 +432,11 @@ def judge_rubric(
         if _earned(best_verdicts)[0] < standard.max_points:
             pending_unlisted.append((standard, own, _earned(best_verdicts)[0]))
 
-    unlisted_results = parallel_map(
-        judge,
-        lambda args: _unlisted(
-            judge, args[0], args[1], args[2], text, question, texts, anchors, echoing
-        ),
-        pending_unlisted,
+    unlisted_results = await asyncio.gather(
+        *(
+            _unlisted(judge, standard, own, best, text, question, texts, anchors, echoing)
+            for standard, own, best in pending_unlisted
+        )
     )
     unlisted = {s.id: r for (s, _, _), r in zip(pending_unlisted, unlisted_results, strict=True)}
 
@@ -515,6 +529,21 @@ def judge_item(
     question: str,
     max_words: int | None = DEFAULT_MAX_REPORT_WORDS,
 ) -> ItemVerdict:
+    """``judge_item_async`` for a synchronous caller (on the LLM loop)."""
+    return judge.run(
+        judge_item_async(judge, rubric, item_id, output, question=question, max_words=max_words)
+    )
+
+
+async def judge_item_async(
+    judge: Judge,
+    rubric: ResolvedRubric,
+    item_id: str,
+    output: str,
+    *,
+    question: str,
+    max_words: int | None = DEFAULT_MAX_REPORT_WORDS,
+) -> ItemVerdict:
     """One item judged alone (one call, whatever the mode), with the code checks: calibration
     compares these with human labels item by item. An empty output earns 0 without a call."""
     item = next((i for i in rubric.items if i.id == item_id), None)
@@ -538,9 +567,10 @@ def judge_item(
     )
     anchors = list(rubric.anchors.values())
     echoing = _echoing(rubric, sanitized.text)
-    verdict = _judge_items(
+    verdicts = await _judge_items(
         judge, path, [item], sanitized.text, question, rubric_texts(rubric), anchors, echoing
-    )[0]
+    )
+    verdict = verdicts[0]
     if sanitized.injection_flags:
         verdict = verdict.model_copy(update={"flags": [*verdict.flags, "injection"]})
     return verdict

@@ -85,7 +85,7 @@ def _describe(exc: ValueError) -> str:
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
 
 
-def ask_json(
+async def ask_json(
     judge: Judge,
     messages: Sequence[Message],
     reply_model: type[T],
@@ -102,7 +102,7 @@ def ask_json(
     error: str | None = None
     for attempt in range(1, judge.settings.max_attempts + 1):
         try:
-            response = judge.complete(conversation, **kwargs)
+            response = await judge.complete(conversation, **kwargs)
         except LlmError as exc:
             return StructuredReply[T](
                 value=None,

@@ -7,7 +7,7 @@ mock banner; markers say when a judge needs calibrating again."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +16,7 @@ import pytest
 from benchforge.agents.mock_llm import MockServerConfig, run_server
 from benchforge.agents.mock_llm.noisy_judge import noisy_policies
 from benchforge.core.artifacts import LocalArtifactStore
-from benchforge.core.llm import LlmConfig, SyncLlmClient
+from benchforge.core.llm import LlmConfig
 from benchforge.evaluation.calibration.cases import CaseSet, read_cases
 from benchforge.evaluation.calibration.gate import GateSettings
 from benchforge.evaluation.calibration.labels import LabelSet, load_labels, read_truth
@@ -36,6 +36,7 @@ from benchforge.evaluation.calibration.store import (
     save_report,
 )
 from benchforge.evaluation.judges.client import Judge, JudgeSettings
+from benchforge.harness.judging import open_judge
 from tests.paths import FIXTURES
 
 pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
@@ -53,22 +54,17 @@ RATER_SIGMA = 0.12
 @contextmanager
 def _judges(models: list[str]) -> Iterator[tuple[Callable[[str], Judge], object]]:
     truth = CALIBRATION / "truth.jsonl"
-    clients: list[SyncLlmClient] = []
     config = MockServerConfig(judge_labels_file=truth)
-    with run_server(config=config, policies=noisy_policies(models, truth)) as mock:
+    with (
+        run_server(config=config, policies=noisy_policies(models, truth)) as mock,
+        ExitStack() as stack,
+    ):
 
         def judge_for(model: str) -> Judge:
-            client = SyncLlmClient(
-                LlmConfig(role="judge", model=model, base_url=mock.url, api_key="mock")
-            )
-            clients.append(client)
-            return Judge(client, JudgeSettings(mode="per_item"))
+            llm = LlmConfig(role="judge", model=model, base_url=mock.url, api_key="mock")
+            return stack.enter_context(open_judge(llm, JudgeSettings(mode="per_item")))
 
-        try:
-            yield judge_for, mock
-        finally:
-            for client in clients:
-                client.close()
+        yield judge_for, mock
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,14 @@ from benchforge.agents.mock_llm.noisy_judge import (
     reply,
 )
 from benchforge.agents.mock_llm.policies import PolicyError, PolicyRequest
-from benchforge.core.llm import LlmCallRecord, LlmConfig, LlmResponse, LlmUsage
+from benchforge.core.llm import (
+    LlmCallRecord,
+    LlmClientView,
+    LlmConfig,
+    LlmLedger,
+    LlmResponse,
+    LlmUsage,
+)
 from benchforge.evaluation.calibration.labels import TruthRecord, candidate_tag, write_truth
 from benchforge.evaluation.judges.client import Judge, JudgeSettings
 from benchforge.evaluation.judges.gsb import judge_pair
@@ -45,14 +52,15 @@ BASELINE = "# Churn\n\nChurn went up.\n"
 
 
 class PolicyClient:
-    """A ``JudgeLlm`` answering in process from a policy (headers passed on, as the server
+    """A ``ChatClient`` answering in process from a policy (headers passed on, as the server
     does), so hundreds of judgments take no HTTP."""
 
     def __init__(self, policy: NoisyJudgePolicy) -> None:
         self.policy = policy
         self.config = LlmConfig(role="judge", model="mock-judge-noisy", api_key="x")
+        self.ledger = LlmLedger()
 
-    def complete(self, messages: Sequence[Mapping[str, Any]], **kwargs: Any) -> LlmResponse:
+    async def complete(self, messages: Sequence[Mapping[str, Any]], **kwargs: Any) -> LlmResponse:
         headers = {k.lower(): v for k, v in kwargs.get("extra_headers", {}).items()}
         request = PolicyRequest(model="mock-judge-noisy", messages=list(messages), headers=headers)
         answer = self.policy.reply(request)
@@ -99,7 +107,8 @@ def _rubric(anchor: bool) -> ResolvedRubric:
 
 
 def _judge(params: str, records: list[TruthRecord]) -> Judge:
-    return Judge(PolicyClient(NoisyJudgePolicy(params, TruthIndex(records))), JudgeSettings())
+    client = PolicyClient(NoisyJudgePolicy(params, TruthIndex(records)))
+    return Judge(LlmClientView(client), JudgeSettings())
 
 
 def test_item_awards_are_the_label_plus_gaussian_noise_with_valid_evidence() -> None:

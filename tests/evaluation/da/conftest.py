@@ -20,13 +20,14 @@ import pytest
 
 from benchforge.agents.mock_llm import MockServerHandle, run_server
 from benchforge.core.artifacts import LAYOUT
-from benchforge.core.llm import LlmConfig, SyncLlmClient
+from benchforge.core.llm import LlmConfig
 from benchforge.core.records import GOLD_DB, GoldBuild
 from benchforge.evaluation.dbt.runner import run_dbt
 from benchforge.evaluation.de.tasks import gold_cache_folder
 from benchforge.evaluation.gold import copy_warehouse, dataset_version, repo_version
 from benchforge.evaluation.judges.client import MOCK_JUDGE_MODEL, Judge, JudgeSettings
 from benchforge.evaluation.tasks import LoadedTask, load_tasks
+from benchforge.harness.judging import open_judge
 from benchforge.synthesis.dataset import build_dataset
 from tests.paths import REPO_ROOT
 
@@ -108,8 +109,5 @@ def judge(mock_server: MockServerHandle) -> Iterator[Judge]:
         api_key="mock",
         max_retries=0,
     )
-    client = SyncLlmClient(config)
-    try:
-        yield Judge(client, JudgeSettings())
-    finally:
-        client.close()
+    with open_judge(config, JudgeSettings()) as judge:
+        yield judge

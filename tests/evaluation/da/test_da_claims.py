@@ -17,6 +17,7 @@ import duckdb
 import pytest
 from pydantic import ValidationError
 
+from benchforge.core.llm import LlmClientView
 from benchforge.evaluation.da.claims import (
     ClaimSpec,
     ClaimValue,
@@ -172,9 +173,8 @@ def test_a_broken_claim_names_its_field_before_any_judge_call(
     task = load_task(folder)
     NoCallLlm.calls = 0
     with pytest.raises(TaskSpecError) as err:
-        family_of(task).verify(
-            task, da_data.datasets[7], da_data.work, VerifyOptions(), Judge(NoCallLlm())
-        )
+        judge = Judge(LlmClientView(NoCallLlm()))
+        family_of(task).verify(task, da_data.datasets[7], da_data.work, VerifyOptions(), judge)
     assert f"{folder / 'task.yaml'}: claims.smallest_group.sql: SQL failed" in str(err.value)
     assert NoCallLlm.calls == 0
 

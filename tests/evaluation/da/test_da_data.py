@@ -13,7 +13,7 @@ import duckdb
 import pytest
 import yaml
 
-from benchforge.core.llm import LlmConfig, LlmResponse
+from benchforge.core.llm import LlmClientView, LlmConfig, LlmLedger, LlmResponse
 from benchforge.evaluation.da.analysis import ANALYSIS_DB, analysis_db
 from benchforge.evaluation.da.anchors import evaluate_anchors, perturbed
 from benchforge.evaluation.da.gold import DaGold
@@ -36,11 +36,14 @@ class NoCallLlm:
 
     calls = 0
 
+    def __init__(self) -> None:
+        self.ledger = LlmLedger()
+
     @property
     def config(self) -> LlmConfig:
         return LlmConfig(role="judge", model="never-called", base_url="http://127.0.0.1:9")
 
-    def complete(self, messages: Sequence[Any], **kwargs: Any) -> LlmResponse:
+    async def complete(self, messages: Sequence[Any], **kwargs: Any) -> LlmResponse:
         NoCallLlm.calls += 1
         raise AssertionError("a judge was called before the anchors were checked")
 
@@ -234,7 +237,7 @@ def test_a_broken_anchor_names_file_and_field_before_any_judge_call(
     folder = copy_task(tmp_path, TASK, edit)
     task = load_task(folder)
     NoCallLlm.calls = 0
-    judge = Judge(NoCallLlm())
+    judge = Judge(LlmClientView(NoCallLlm()))
     with pytest.raises(TaskSpecError) as err:
         family_of(task).verify(task, da_data.datasets[7], da_data.work, VerifyOptions(), judge)
     message = str(err.value)

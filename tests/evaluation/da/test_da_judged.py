@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchforge.core.errors import UnsupportedTaskError
+from benchforge.core.llm import LlmClientView
 from benchforge.core.records.verification import EMPTY, REFERENCE
 from benchforge.evaluation.da.gold import DaGold
 from benchforge.evaluation.families import VerifyOptions, family_of
@@ -78,7 +79,7 @@ def test_empty_or_missing_report_is_zero_without_a_judge_call(
     dataset = da_data.datasets[7]
     gold = family.prepare_gold(task, dataset, da_data.work)
     NoCallLlm.calls = 0
-    judge = Judge(NoCallLlm())
+    judge = Judge(LlmClientView(NoCallLlm()))
     for name, text in (("missing", None), ("blank", "  \n\n ")):
         score = family.score(
             task, submit(tmp_path / name, text), gold, dataset, da_data.work, judge=judge

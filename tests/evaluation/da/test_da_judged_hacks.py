@@ -10,14 +10,15 @@ from __future__ import annotations
 import pytest
 
 from benchforge.agents.mock_llm import MockServerHandle
-from benchforge.core.llm import LlmConfig, SyncLlmClient
+from benchforge.core.llm import LlmConfig
 from benchforge.evaluation.da.gold import DaGold
 from benchforge.evaluation.families import family_of
 from benchforge.evaluation.families.da import DaOpenFamily
 from benchforge.evaluation.families.da_hacks import run_judged_hacks
-from benchforge.evaluation.judges.client import Judge, JudgeSettings
+from benchforge.evaluation.judges.client import JudgeSettings
 from benchforge.evaluation.judges.hacks import load_judged_hacks
 from benchforge.evaluation.tasks import LoadedTask
+from benchforge.harness.judging import open_judge
 from tests.evaluation.da.conftest import DaData
 
 pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
@@ -49,14 +50,10 @@ def test_no_hostile_report_beats_its_honest_source(
     config = LlmConfig(
         role="judge", model=model, base_url=mock_server.url, api_key="mock", max_retries=0
     )
-    client = SyncLlmClient(config)
-    try:
-        judge = Judge(client, JudgeSettings(mode=mode))
+    with open_judge(config, JudgeSettings(mode=mode)) as judge:
         run = run_judged_hacks(
             lambda text: family.judge_report(task, text, gold, judge), task, gold, judge, HACKS
         )
-    finally:
-        client.close()
     assert run.honest is not None and 0 < run.honest < 100
     assert len(run.outcomes) == len(HACKS)
     assert [(o.hack_id, o.problems) for o in run.failed] == []

@@ -6,11 +6,12 @@ first words, flagged in the score; the judge calls do not grow with the padding.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import ExitStack
 
 import pytest
 
 from benchforge.agents.mock_llm import MockServerHandle
-from benchforge.core.llm import LlmConfig, SyncLlmClient
+from benchforge.core.llm import LlmConfig
 from benchforge.evaluation.da.gold import DaGold
 from benchforge.evaluation.da.spec import DaOpenTask
 from benchforge.evaluation.families import family_of
@@ -26,6 +27,7 @@ from benchforge.evaluation.judges.length import (
 )
 from benchforge.evaluation.judges.sanitize import sanitize_output
 from benchforge.evaluation.tasks import LoadedTask
+from benchforge.harness.judging import open_judge
 from tests.evaluation.da.conftest import DaData
 
 TASK = "crm-da-support-sla-patterns"
@@ -34,17 +36,14 @@ TASK = "crm-da-support-sla-patterns"
 @pytest.fixture
 def judges(mock_server: MockServerHandle) -> Iterator[dict[str, Judge]]:
     """Both mock judges, uncached."""
-    clients = []
-    out = {}
-    for model in ("mock-judge", "mock-judge-obedient"):
-        config = LlmConfig(
-            role="judge", model=model, base_url=mock_server.url, api_key="mock", max_retries=0
-        )
-        clients.append(SyncLlmClient(config))
-        out[model] = Judge(clients[-1], JudgeSettings())
-    yield out
-    for client in clients:
-        client.close()
+    with ExitStack() as stack:
+        out = {}
+        for model in ("mock-judge", "mock-judge-obedient"):
+            config = LlmConfig(
+                role="judge", model=model, base_url=mock_server.url, api_key="mock", max_retries=0
+            )
+            out[model] = stack.enter_context(open_judge(config, JudgeSettings()))
+        yield out
 
 
 def _prepared(da_data: DaData, task: LoadedTask) -> tuple[DaOpenFamily, DaGold]:

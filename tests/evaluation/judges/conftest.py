@@ -1,16 +1,19 @@
-"""A mock LLM server (its judge policies) and judges on a real ``SyncLlmClient``."""
+"""A mock LLM server (its judge policies) and judges on a real ``LlmClient`` (through a view,
+on the LLM loop, as scoring runs them)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchforge.agents.mock_llm import MockServerHandle, Policy, run_server
-from benchforge.core.llm import LlmConfig, SyncLlmClient
+from benchforge.core.llm import LlmConfig
 from benchforge.evaluation.judges.client import Judge, JudgeSettings
+from benchforge.harness.judging import open_judge
 
 JudgeFactory = Callable[..., Judge]
 
@@ -28,7 +31,7 @@ def mock_server() -> Iterator[MockServerHandle]:
         handle.stop()
 
 
-def judge_factory(url: str, cache_dir: Path, clients: list[SyncLlmClient]) -> Callable[..., Judge]:
+def judge_factory(url: str, cache_dir: Path, stack: ExitStack) -> Callable[..., Judge]:
     def make(model: str = "mock-judge", *, cache: bool = True, **settings: Any) -> Judge:
         config = LlmConfig(
             role="judge",
@@ -38,9 +41,7 @@ def judge_factory(url: str, cache_dir: Path, clients: list[SyncLlmClient]) -> Ca
             max_retries=0,
             cache_dir=cache_dir if cache else None,
         )
-        client = SyncLlmClient(config)
-        clients.append(client)
-        return Judge(client, JudgeSettings(**settings))
+        return stack.enter_context(open_judge(config, JudgeSettings(**settings)))
 
     return make
 
@@ -49,7 +50,5 @@ def judge_factory(url: str, cache_dir: Path, clients: list[SyncLlmClient]) -> Ca
 def make_judge(mock_server: MockServerHandle, tmp_path: Path) -> Iterator[JudgeFactory]:
     """``make_judge(model, cache=True, **JudgeSettings fields)``: a judge on the module's mock
     server, its response cache in this test's tmp_path."""
-    clients: list[SyncLlmClient] = []
-    yield judge_factory(mock_server.url, tmp_path / "llm-cache", clients)
-    for client in clients:
-        client.close()
+    with ExitStack() as stack:
+        yield judge_factory(mock_server.url, tmp_path / "llm-cache", stack)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,6 @@ from benchforge.agents.mock_llm.judge_policies import (
     parse_judge_request,
     readability,
 )
-from benchforge.core.llm import SyncLlmClient
 from benchforge.evaluation.judges.gsb import judge_gsb, judge_pair, score_da
 from benchforge.evaluation.judges.models import GsbScore, JudgeInfo, RubricScore
 from benchforge.evaluation.judges.record import judge_record
@@ -63,14 +63,10 @@ def test_the_designed_reports_have_the_designed_features() -> None:
 def test_counts_score_and_an_inconsistent_pair(
     positional_server: MockServerHandle, tmp_path: Path
 ) -> None:
-    clients: list[SyncLlmClient] = []
-    judge = judge_factory(positional_server.url, tmp_path, clients)("judge-positional")
-    try:
+    with ExitStack() as stack:
+        judge = judge_factory(positional_server.url, tmp_path, stack)("judge-positional")
         # Without the length check (test_length.py): the figures are the designed features'.
         score = judge_gsb(judge, CANDIDATE, BASELINES, question=QUESTION, length_ratio=None)
-    finally:
-        for client in clients:
-            client.close()
     assert (score.good, score.same, score.bad, score.inconsistent, score.unscored) == (
         3,
         1,

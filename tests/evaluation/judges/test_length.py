@@ -14,6 +14,7 @@ report's: what the padding adds cannot count.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,6 @@ from benchforge.agents.mock_llm.judge_policies import (
     ObedientJudge,
     parse_judge_request,
 )
-from benchforge.core.llm import SyncLlmClient
 from benchforge.evaluation.families.de import ArchGold, DeArchFamily
 from benchforge.evaluation.judges.breakdown import judge_record_of
 from benchforge.evaluation.judges.client import Judge
@@ -115,11 +115,9 @@ def recorded(
     for recorder in RECORDERS.values():
         recorder.seen.clear()
         recorder.texts.clear()
-    clients: list[SyncLlmClient] = []
-    make = judge_factory(recording_server.url, tmp_path, clients)
-    yield lambda model: make(f"rec-{model}", cache=False)
-    for client in clients:
-        client.close()
+    with ExitStack() as stack:
+        make = judge_factory(recording_server.url, tmp_path, stack)
+        yield lambda model: make(f"rec-{model}", cache=False)
 
 
 # --------------------------------------------------------------------------- limit_words

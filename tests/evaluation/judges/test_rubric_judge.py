@@ -1,9 +1,10 @@
-"""The rubric judge over HTTP against the mock's judge policies, on a real SyncLlmClient."""
+"""The rubric judge over HTTP against the mock's judge policies, on a real LlmClient."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -208,9 +209,8 @@ def unlisted_server() -> Iterator[MockServerHandle]:
 def test_an_unlisted_approach_is_credited_with_evidence_only(
     unlisted_server: MockServerHandle, tmp_path: Path
 ) -> None:
-    clients: list = []
-    make = judge_factory(unlisted_server.url, tmp_path, clients)
-    try:
+    with ExitStack() as stack:
+        make = judge_factory(unlisted_server.url, tmp_path, stack)
         score = judge_rubric(make("judge-unlisted"), RUBRIC, PARTIAL_REPORT, question=QUESTION)
         s3 = next(s for s in score.standards if s.standard_id == "S3")
         assert (s3.path_id, s3.earned, s3.max_points, s3.off_rubric) == (None, 2.0, 3.0, True)
@@ -225,9 +225,6 @@ def test_an_unlisted_approach_is_credited_with_evidence_only(
         assert fake.score == pytest.approx(6 / 9)
         a3 = next(v for v in fake.items if v.item_id == "a3")
         assert a3.flags == ["unlisted_path_rejected: evidence_not_found"]
-    finally:
-        for client in clients:
-            client.close()
 
 
 def test_the_unlisted_route_passes_the_listed_items_checks(
@@ -237,9 +234,8 @@ def test_the_unlisted_route_passes_the_listed_items_checks(
     anchored item (revenue at risk) needs its anchor stated, so a claim of all 3 points on a
     sentence without it is cut to 2; a sentence addressed to the evaluator is removed before
     the judge reads the report, and quoting the marker left in its place earns nothing."""
-    clients: list = []
-    make = judge_factory(unlisted_server.url, tmp_path, clients)
-    try:
+    with ExitStack() as stack:
+        make = judge_factory(unlisted_server.url, tmp_path, stack)
         greedy = judge_rubric(
             make("judge-unlisted-greedy"), RUBRIC, PARTIAL_REPORT, question=QUESTION
         )
@@ -256,6 +252,3 @@ def test_the_unlisted_route_passes_the_listed_items_checks(
         ]
         a3 = next(v for v in injected.items if v.item_id == "a3")
         assert a3.flags == ["unlisted_path_rejected: quotes_removed_text"]
-    finally:
-        for client in clients:
-            client.close()
