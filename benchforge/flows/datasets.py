@@ -47,12 +47,14 @@ def heldout_dataset(domain: str, scratch: Path, scale: float, visible_seed: int)
 def resolve_datasets(
     tasks: list[LoadedTask], overrides: dict[str, str], scratch: Path
 ) -> dict[str, str]:
-    """task key -> local dataset folder (:func:`benchforge.harness.datasets.resolve_datasets`)."""
+    """The run's dataset map: task key (and ``<task key>#<role>`` for a task on several
+    datasets) -> local folder (:func:`benchforge.harness.datasets.resolve_datasets`)."""
     return datasets.resolve_datasets(tasks, overrides, scratch, synthesize=synthesize)
 
 
 def resolve_heldout(
     tasks: list[LoadedTask], overrides: dict[str, str], scratch: Path
 ) -> dict[str, str]:
-    """task key -> held-out dataset (:func:`benchforge.harness.datasets.resolve_heldout`)."""
+    """The run's held-out dataset map, keyed as :func:`resolve_datasets`'
+    (:func:`benchforge.harness.datasets.resolve_heldout`)."""
     return datasets.resolve_heldout(tasks, overrides, scratch, synthesize=synthesize)

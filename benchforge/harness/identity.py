@@ -2,9 +2,10 @@
 
 A run id names one set of inputs. Resuming it must ask for the same ones again: the same tasks
 (version and content), agent configurations, models, epochs, limits, model-client options and
-datasets (by content version, not by location). Anything else is another run, and
-:func:`check_rerun` refuses it with the differences and how to start a new run, so a backfill
-on another dataset can never come back with the old results.
+datasets (by content version, not by location; each role of a task on several datasets under
+``<task key>#<role>``: :func:`benchforge.harness.datasets.role_keys`). Anything else is another
+run, and :func:`check_rerun` refuses it with the differences and how to start a new run, so a
+backfill on another dataset can never come back with the old results.
 """
 
 from __future__ import annotations

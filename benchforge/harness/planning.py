@@ -66,7 +66,7 @@ class RunPlan(BaseModel):
     """A planned run: its spec (as stored in ``run.json``), the whole trial matrix, the trials
     still to run and their chunks, and the job every chunk is given."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     spec: RunSpec
     tasks: list[LoadedTask]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,13 +17,14 @@ from pydantic import BaseModel, ValidationError
 from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
 from benchforge.agents.tools.de import sandbox_request
 from benchforge.core.artifacts import LAYOUT, open_store
+from benchforge.core.records import AgentLimits, RunSpec, TrialKey, TrialResult
 from benchforge.core.settings import load_settings
 from benchforge.evaluation.tasks import load_task
 from benchforge.harness.chunk import context_for
 from benchforge.harness.datasets import resolve_heldout
 from benchforge.harness.executor import run_trial
 from benchforge.harness.identity import RunInputsChanged, dataset_version
-from benchforge.harness.planning import RunPlan, RunRequest, planned_run
+from benchforge.harness.planning import RunPlan, RunRequest, plan_scoring, planned_run
 from benchforge.harness.store import RunStore
 from tests.paths import FIXTURES
 from tests.support.datasets import write_dataset
@@ -244,3 +246,58 @@ def test_dataset_and_datasets_are_one_or_the_other(tmp_path: Path) -> None:
     assert list(roles.dataset_roles()) == ["primary", "crm_pg"]  # the primary first
     again = spec_type.model_validate(roles.model_dump())  # written as given: validates again
     assert again == roles and "dataset" not in roles.model_dump()
+
+
+def test_a_scoring_plan_takes_unscored_trials_and_scoring_errors_in_chunks(
+    artifacts: Path,
+) -> None:
+    run = RunStore(open_store(str(artifacts)), "to-score")
+    now = datetime.now(UTC)
+    run.write_spec(
+        RunSpec(
+            run_id="to-score",
+            suites=["s"],
+            tasks_root="task_specs",
+            agents=["null"],
+            models=[],
+            epochs=1,
+            limits=AgentLimits(),
+            created_at=now,
+        )
+    )
+    slugs = []
+    for i, family in enumerate(["de_impl"] * 4 + ["de_arch"]):
+        key = TrialKey(
+            suite="s",
+            task_id=f"t{i}",
+            task_version="1",
+            agent="null",
+            agent_config_hash="0" * 12,
+            model="-",
+            epoch=0,
+        )
+        run.write_result(
+            TrialResult(
+                run_id="to-score",
+                key=key,
+                family=family,
+                status="completed",
+                termination="finished",
+                started_at=now,
+                finished_at=now,
+                wall_s=1.0,
+            )
+        )
+        slugs.append(key.slug)
+    run.store.put_bytes(run.score_key(slugs[0]), b"{}")  # scored
+    run.store.put_bytes(run.score_key(slugs[1]), b"{}")  # scored, with a scoring error
+    run.store.put_bytes(LAYOUT.score_error_marker("to-score", slugs[1]), b"ValueError: x")
+    run.store.put_bytes(run.score_key(slugs[4]), b"{}")  # the judged one is scored
+
+    plan = plan_scoring(run, rescore=False, chunk_size=2)
+    assert plan.finished == sorted(slugs) and plan.skipped == 2
+    assert plan.todo == sorted(slugs[1:4]) and [len(c) for c in plan.chunks] == [2, 1]
+    assert not plan.judged  # no judged trial left to score: no judge is started
+    everything = plan_scoring(run, rescore=True, chunk_size=2)
+    assert everything.skipped == 0 and [len(c) for c in everything.chunks] == [2, 2, 1]
+    assert everything.judged
