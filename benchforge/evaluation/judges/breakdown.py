@@ -66,7 +66,7 @@ class JudgeIdentity(BaseModel):
     judge: str
     model: str
     prompt_version: str
-    mode: str
+    mode: str = ""  # empty in records kept before modes were named
     rubric_version: str | None = None
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from benchforge.core.errors import UnsupportedTaskError
 from benchforge.core.llm import LlmClientView
-from benchforge.core.records.verification import EMPTY, REFERENCE
+from benchforge.core.records.verification import EMPTY, HACKS, REFERENCE
 from benchforge.evaluation.da.gold import DaGold
 from benchforge.evaluation.families import VerifyOptions, family_of
 from benchforge.evaluation.families.da import PRIMARY_DA_METRIC
@@ -60,7 +60,7 @@ def test_reference_scores_high_through_the_judges(
     assert score.detail is None
     record = judge_record_of(score)
     assert record is not None and record.requests > 0 and not record.unscored
-    rubric_versions = {j.get("rubric_version") for j in record.judges}
+    rubric_versions = {j.rubric_version for j in record.judges}
     assert gold.rubric.version in rubric_versions
     assert record.pairs == 2 * len(gold.baselines) and record.inconsistent_pairs == 0
     # A baseline is clearly weaker.
@@ -112,5 +112,5 @@ def test_task_verifies_with_the_faithful_mock_judge(
     assert judged.wrong_anchor_score < judged.reference_score - 20
     assert judged.judge_requests > 0 and not judged.unscored
     assert result.score(REFERENCE) == judged.reference_score and result.score(EMPTY) == 0.0
-    assert result.groups() == [REFERENCE, EMPTY, "wrong anchors", "claims"]
-    assert all(c.passed for c in result.checks)
+    assert result.groups() == [REFERENCE, EMPTY, "wrong anchors", "claims", HACKS]
+    assert all(c.passed for c in result.checks) and len(result.group(HACKS)) > 0
