@@ -23,6 +23,7 @@ from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
 
 if TYPE_CHECKING:  # the DE verification record (gold, do-nothing, mutations, hacks)
+    from benchforge.evaluation.calibration.cases import JudgedMaterial
     from benchforge.evaluation.de.tasks import TaskVerification
     from benchforge.evaluation.judges.client import Judge
 
@@ -141,6 +142,17 @@ class TaskFamily(Protocol):
         itself for DE tasks; analysis-ready marts built from it for DA tasks."""
         ...
 
+    def judged_output(self, task: LoadedTask, workspace: Path) -> Path | None:
+        """The file of a trial's ``workspace`` the family's judge reads (None: its tasks are not
+        judged): what judge calibration shows raters and judges again."""
+        ...
+
+    def judged_material(self, task: LoadedTask, gold: Any) -> JudgedMaterial | None:
+        """What the family's judge scores that output against, from ``gold`` (what
+        ``prepare_gold`` returned): the question, the rubric, the GSB baselines (None: not
+        judged). Judge calibration builds its cases from it."""
+        ...
+
 
 class FamilyBase:
     """Defaults for a family: subclass it, set the attributes, implement what differs."""
@@ -193,6 +205,12 @@ class FamilyBase:
 
     def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
         return dataset_dir
+
+    def judged_output(self, task: LoadedTask, workspace: Path) -> Path | None:
+        return None
+
+    def judged_material(self, task: LoadedTask, gold: Any) -> JudgedMaterial | None:
+        return None
 
 
 def spec_as(task: LoadedTask, spec_type: type[S]) -> S:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from benchforge.core.errors import UnsupportedTaskError
 from benchforge.core.records import JudgeRecord
 from benchforge.core.sandbox import SandboxBackend
+from benchforge.evaluation.calibration.cases import JudgedMaterial
 from benchforge.evaluation.da.analysis import analysis_db
 from benchforge.evaluation.da.anchors import perturbed
 from benchforge.evaluation.da.checks import file_problems as da_file_problems
@@ -90,6 +91,16 @@ class DaOpenFamily(FamilyBase):
 
     def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
         return analysis_db(task, dataset_dir, work)
+
+    def judged_output(self, task: LoadedTask, workspace: Path) -> Path:
+        return workspace / self.submission / da_spec(task).report
+
+    def judged_material(self, task: LoadedTask, gold: Any) -> JudgedMaterial:
+        if not isinstance(gold, DaGold):
+            raise TypeError(f"{task.key}: a da_open gold is a DaGold, not {type(gold).__name__}")
+        return JudgedMaterial(
+            question=gold.question, rubric=gold.rubric, baselines=dict(gold.baselines)
+        )
 
     def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> DaGold:
         return prepare_da_gold(task, dataset_dir, work)

@@ -36,6 +36,7 @@ from benchforge.core.errors import ConfigError, UnsupportedTaskError
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.core.scratch import content_key, publish_once
 from benchforge.core.yamlio import read_yaml
+from benchforge.evaluation.calibration.cases import FlatRubricRecord, JudgedMaterial
 from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers, unmatched_rules
 from benchforge.evaluation.de.details import node_details
 from benchforge.evaluation.de.hacks import HackCatalogue, load_hack_catalogue
@@ -579,6 +580,20 @@ class DeArchFamily(DeFamily):
         self.copy_documents(task, dest, {"requirement": "requirement.md"})
         (dest / self.submission).mkdir(exist_ok=True)
         (dest / self.submission / ".keep").write_text("")
+
+    def judged_output(self, task: LoadedTask, workspace: Path) -> Path:
+        return workspace / spec_as(task, DeArchTask).expected_output
+
+    def judged_material(self, task: LoadedTask, gold: Any) -> JudgedMaterial:
+        if not isinstance(gold, ArchGold):
+            raise TypeError(f"{task.key}: a de_arch gold is an ArchGold, not {type(gold).__name__}")
+        rubric = FlatRubricRecord(
+            version=gold.rubric_version,
+            task=task.key,
+            requirement=gold.requirement,
+            items=gold.items,
+        )
+        return JudgedMaterial(question=gold.requirement, rubric=rubric)
 
     def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> ArchGold:
         spec = spec_as(task, DeArchTask)
