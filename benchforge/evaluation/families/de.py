@@ -27,6 +27,7 @@ looks unintended (``authoring_warnings``: models of weight 0, no mutations yet).
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,7 @@ from benchforge.evaluation.judges.length import DEFAULT_MAX_BLUEPRINT_WORDS
 from benchforge.evaluation.judges.models import FlatRubricItem, JudgedVerification, content_hash
 from benchforge.evaluation.judges.record import judge_record
 from benchforge.evaluation.tasks.authoring import ParsedRepos
+from benchforge.evaluation.tasks.contracts import generate_contract, mark_undescribed_models
 from benchforge.evaluation.tasks.materials import (
     apply_overlay,
     contract_problems,
@@ -147,7 +149,6 @@ class DeFamily(FamilyBase):
     heldout: bool = True
     checks_mutations: bool = False
     checks_hacks: bool = False
-    generated: tuple[str, ...] = ()  # spec fields naming files `task contract` and such write
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         problems: list[tuple[str, str]] = []
@@ -344,6 +345,26 @@ class DeImplFamily(DeFamily):
     checks_mutations: bool = True
     checks_hacks: bool = True
     generated: tuple[str, ...] = ("contract",)
+    shares_scoring_work: bool = True
+
+    def generate(
+        self, task: LoadedTask, dataset_dir: Path, work: Path, first: bool = False
+    ) -> list[Path]:
+        """The contract, from a gold build; a first one also marks the models it cannot
+        describe in ``contract_metadata.yaml`` (for ``task validate`` to warn about)."""
+        contract = generate_contract(task, dataset_dir, work / "contracts")
+        if first and mark_undescribed_models(task, contract):
+            contract = generate_contract(task, dataset_dir, work / "contracts")
+        return [contract]
+
+    def next_steps(self, task: LoadedTask, shown: Callable[[Path], str]) -> list[str]:
+        folder = shown(task.folder)
+        return [
+            f"  fill {folder}/contract_metadata.yaml (metrics, data-quality rules, notes), then "
+            f"regenerate the contract: benchforge task contract {folder}",
+            f"  add mutations to {shown(task.folder.parents[1] / 'mutations')}/"
+            f"{task.spec.domain}.yaml (six kinds; see task_specs/mutations/README.md)",
+        ]
 
     def documents(self, spec: Any) -> dict[str, str | None]:
         return {"contract": spec.contract, "contract_metadata": spec.contract_metadata}
@@ -432,6 +453,17 @@ class DeEvolFamily(DeFamily):
     name: str = "de_evol"
     spec_type: type[TaskSpecBase] = DeEvolTask
     checks_mutations: bool = True
+    shares_scoring_work: bool = True
+
+    def next_steps(self, task: LoadedTask, shown: Callable[[Path], str]) -> list[str]:
+        folder = shown(task.folder)
+        return [
+            f"  write {folder}/change_request.md",
+            f"  put gold v2 in {folder}/gold_v2/: every file v2 adds or changes, whole, at its "
+            "path in the repository (models/..., their .yml); files v2 deletes go under "
+            "removed: in task.yaml",
+            f"  optionally, mutations of the models v2 adds or changes in {folder}/mutations.yaml",
+        ]
 
     def documents(self, spec: Any) -> dict[str, str | None]:
         return {"change_request": spec.change_request, "gold_v2": spec.gold_v2}
@@ -540,6 +572,13 @@ class DeArchFamily(DeFamily):
     submission: str = "design"
     heldout: bool = False  # judged, not executed: the blueprint does not depend on the data
     judged: bool = True
+
+    def next_steps(self, task: LoadedTask, shown: Callable[[Path], str]) -> list[str]:
+        folder = shown(task.folder)
+        return [
+            f"  write {folder}/requirement.md, {folder}/reference_blueprint.yaml and the "
+            "rubric in task.yaml (replace each TODO(scaffold))"
+        ]
 
     def documents(self, spec: Any) -> dict[str, str | None]:
         return {"requirement": spec.requirement, "reference": spec.reference}
