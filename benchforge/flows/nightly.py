@@ -1,7 +1,8 @@
-"""Flow ``nightly``: check the request -> synthesize (or reuse) -> build gold -> verify tasks ->
-run the suite -> score -> report. Every parameter is typed and described, so a backfill for a
-past date or another dataset is a custom run of the deployment from the Prefect UI (see
-infra/)."""
+"""Flow ``nightly``: check the request -> synthesize (or reuse) -> build gold -> then, for each
+configured run kind (``flows/run_kinds.py``), verify its tasks -> run them -> score -> report,
+as a run of its own. Every parameter is typed and described, so a backfill for a past date or
+another dataset, or a night of other kinds, is a custom run of the deployment from the Prefect
+UI (see infra/)."""
 
 from __future__ import annotations
 
@@ -237,8 +238,7 @@ def nightly(
     # inputs before the gold builds, verification and trials of any run.
     dataset_dirs: dict[str, str] = {}
     for checked in kinds:
-        dirs = _check_resume(store, checked, overrides, limits, work)
-        dataset_dirs |= dirs
+        dataset_dirs |= _check_resume(store, checked, overrides, limits, work)
     tasks = [t for checked in kinds for t in checked.request.tasks]
 
     calibration = None
