@@ -274,22 +274,26 @@ def contract(args: argparse.Namespace) -> int:
     """Each de_impl task's contract from a gold build on its dataset (or ``--dataset``); a
     task's first contract too (the file need not exist)."""
     use_prefect(args.verbose, start=False)  # a flow only to synthesize a missing dataset
-    from benchforge.evaluation.tasks import DeImplTask, load_tasks
-    from benchforge.evaluation.tasks.contracts import generate_contract
+    from benchforge.evaluation.families import families, family_of
+    from benchforge.evaluation.tasks import load_tasks
     from benchforge.flows.datasets import task_dataset
 
     scratch = _scratch()
     written = 0
-    for loaded in load_tasks(_tasks_root(args.path), missing_ok=("contract",)):
-        if not isinstance(loaded.spec, DeImplTask):
+    generated = tuple(sorted({name for f in families().values() for name in f.generated}))
+    for loaded in load_tasks(_tasks_root(args.path), missing_ok=generated):
+        family = family_of(loaded)
+        if not family.generated:
             continue
         dataset = task_dataset(loaded, args.dataset, scratch / "datasets" / loaded.spec.domain)
-        print(f"wrote {generate_contract(loaded, dataset, scratch / 'contracts')}")
-        written += 1
+        for path in family.generate(loaded, dataset, scratch):
+            print(f"wrote {path}")
+            written += 1
     if not written:
         from benchforge.core.errors import ConfigError
 
-        raise ConfigError(f"no de_impl task under {args.path}")
+        names = ", ".join(n for n, f in sorted(families().items()) if f.generated)
+        raise ConfigError(f"no task with generated files under {args.path} (families: {names})")
     return 0
 
 
@@ -357,12 +361,8 @@ def prepare(args: argparse.Namespace) -> int:
     are checked against the data (none may contradict the numbers the reports print): 1 when
     one does."""
     use_prefect(args.verbose, start=False)  # a flow only to synthesize a missing dataset
-    import json
-
     from benchforge.core.errors import ConfigError
-    from benchforge.evaluation.da.gold import DaGold, claim_check
-    from benchforge.evaluation.families import family_of
-    from benchforge.evaluation.judges.render import rubric_markdown
+    from benchforge.evaluation.families import families, family_of
     from benchforge.evaluation.tasks import load_tasks
     from benchforge.flows.datasets import local_dataset, task_dataset
 
@@ -371,7 +371,8 @@ def prepare(args: argparse.Namespace) -> int:
     prepared = 0
     contradicted = 0
     for loaded in load_tasks(_tasks_root(args.path)):
-        if loaded.spec.family != "da_open":
+        family = family_of(loaded)
+        if not family.prepares:
             continue
         ref = loaded.spec.dataset
         scratch = work / "datasets" / ref.domain
@@ -388,33 +389,21 @@ def prepare(args: argparse.Namespace) -> int:
             scale = ref.scale if args.scale is None else args.scale
             dataset = local_dataset(ref.domain, args.dataset, scratch, scale, seed)
             shown = f"scale {scale:g} seed {seed}"
-        gold = family_of(loaded).prepare_gold(loaded, dataset, work / "scoring")
         folder = out / loaded.spec.suite / loaded.spec.id
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "rubric.md").write_text(rubric_markdown(gold.rubric), encoding="utf-8")
-        (folder / "reference.md").write_text(gold.reference, encoding="utf-8")
-        anchors = {k: v.model_dump(mode="json") for k, v in gold.anchors.items()}
-        (folder / "anchors.json").write_text(json.dumps(anchors, indent=2) + "\n")
-        assert isinstance(gold, DaGold)
-        claims = {k: v.model_dump(mode="json") for k, v in gold.claims.items()}
-        (folder / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
-        check = claim_check(loaded, gold)
-        values = ", ".join(f"{k}={v.text}" for k, v in sorted(gold.anchors.items()))
-        verdict = "BAD" if check.problems else "ok "
-        print(f"{verdict} {loaded.key} on {ref.domain} {shown}: {values}")
-        print(f"    rubric {gold.rubric.version} -> {folder}")
-        print(
-            f"    claims: {check.claims} rendered, {len(check.problems)} contradicted, "
-            f"{len(check.warnings)} near ties"
-        )
-        for problem in check.problems:
+        made = family.prepare(loaded, dataset, work / "scoring", folder)
+        verdict = "BAD" if made.problems else "ok "
+        print(f"{verdict} {loaded.key} on {ref.domain} {shown}: {made.values}")
+        for line in made.lines:
+            print(f"    {line}")
+        for problem in made.problems:
             print(f"    FAIL {problem}")
-        for warning in check.warnings:
+        for warning in made.warnings:
             print(f"    warn {warning}")
-        contradicted += bool(check.problems)
+        contradicted += bool(made.problems)
         prepared += 1
     if not prepared:
-        raise ConfigError(f"no da_open task under {args.path}")
+        names = ", ".join(n for n, f in sorted(families().items()) if f.prepares)
+        raise ConfigError(f"no task to prepare under {args.path} (families that prepare: {names})")
     return 1 if contradicted else 0
 
 
@@ -423,6 +412,7 @@ def new(args: argparse.Namespace) -> int:
     dataset (as ``task contract`` would write it)."""
     use_prefect(args.verbose, start=False)  # a flow only to synthesize a missing dataset
     from benchforge.evaluation.dbt.project import require_dbt_project
+    from benchforge.evaluation.families import family_of
     from benchforge.evaluation.tasks.scaffold import TaskDraft, relative_to_root, scaffold_task
 
     root = Path(args.root).expanduser().resolve()
@@ -443,8 +433,8 @@ def new(args: argparse.Namespace) -> int:
     if args.layer:
         task = _with_layer_rules(task, [_layer_rule(text) for text in args.layer])
     written = list(made.written)
-    if task.spec.family == "de_impl":
-        written.append(_first_contract(task))
+    if family_of(task).generated:
+        written += _first_generated(task)
     for path in sorted(set(written)):
         print(f"wrote {_shown(path)}")
     for line in _next_steps(task):
@@ -484,20 +474,18 @@ def _with_layer_rules(task: LoadedTask, rules: list[LayerRule]) -> LoadedTask:
     return load_task(task.folder, missing_ok=("contract",))
 
 
-def _first_contract(task: LoadedTask) -> Path:
-    """The scaffolded de_impl task's contract, built as ``task contract`` builds it; if the
-    gold does not build, the error says how to finish once the project is fixed."""
+def _first_generated(task: LoadedTask) -> list[Path]:
+    """The scaffolded task's generated files (a de_impl task's contract), built as ``task
+    contract`` builds them; if the gold does not build, the error says how to finish once the
+    project is fixed."""
     from benchforge.core.errors import BenchforgeError
-    from benchforge.evaluation.tasks.contracts import generate_contract, mark_undescribed_models
+    from benchforge.evaluation.families import family_of
     from benchforge.flows.datasets import task_dataset
 
     scratch = _scratch()
     try:
         folder = task_dataset(task, None, scratch / "datasets" / task.spec.domain)
-        contract = generate_contract(task, folder, scratch / "contracts")
-        if mark_undescribed_models(task, contract):
-            contract = generate_contract(task, folder, scratch / "contracts")
-        return contract
+        return family_of(task).generate(task, folder, scratch, first=True)
     except BenchforgeError as err:
         raise BenchforgeError(
             f"{err}\nThe task is scaffolded in {_shown(task.folder)} but has no contract yet: "
@@ -558,37 +546,16 @@ def _draft_dataset(args: argparse.Namespace, root: Path) -> tuple[DatasetRef, st
 
 
 def _next_steps(task: LoadedTask) -> list[str]:
+    from benchforge.evaluation.families import family_of
+
     folder = _shown(task.folder)
-    family = task.spec.family
-    steps = [
+    return [
         "next:",
         f"  edit {folder}/task.yaml: title, instructions (the family's default), tags",
-    ]
-    if family == "de_impl":
-        steps += [
-            f"  fill {folder}/contract_metadata.yaml (metrics, data-quality rules, notes), then "
-            f"regenerate the contract: benchforge task contract {folder}",
-            f"  add mutations to {_shown(task.folder.parents[1] / 'mutations')}/"
-            f"{task.spec.domain}.yaml (six kinds; see task_specs/mutations/README.md)",
-        ]
-    elif family == "de_evol":
-        steps += [
-            f"  write {folder}/change_request.md",
-            f"  put gold v2 in {folder}/gold_v2/: every file v2 adds or changes, whole, at its "
-            "path in the repository (models/..., their .yml); files v2 deletes go under "
-            "removed: in task.yaml",
-            f"  optionally, mutations of the models v2 adds or changes in {folder}/mutations.yaml",
-        ]
-    elif family == "de_arch":
-        steps += [
-            f"  write {folder}/requirement.md, {folder}/reference_blueprint.yaml and the "
-            "rubric in task.yaml (replace each TODO(scaffold))"
-        ]
-    steps += [
+        *family_of(task).next_steps(task, _shown),
         f"check: benchforge task validate {folder}",
         f"       benchforge task verify {folder}",
     ]
-    return steps
 
 
 def _shown(path: Path) -> str:

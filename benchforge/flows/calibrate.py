@@ -3,7 +3,8 @@
 
 ``export_labelling`` is a plain function (no Prefect): it rebuilds each judged trial's
 workspace and its family's gold the way ``score_run`` does, so a case holds the very text and
-rubric the judge saw.
+rubric the judge saw; the cases themselves are built by
+:mod:`benchforge.evaluation.calibration.trial_cases`, from what each family declares.
 
 The flow starts the Benchforge mock server when no API key is configured (models must then be
 the mock's judges: ``mock-judge``, ``mock-judge-noisy:<params>``); the noisy judges answer from
@@ -29,14 +30,8 @@ from benchforge.core.artifacts import open_store
 from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import BenchforgeError, ConfigError
 from benchforge.core.llm import LlmConfig
-from benchforge.core.records import TrialScore
 from benchforge.core.settings import BenchforgeSettings, load_settings
-from benchforge.evaluation.calibration.cases import (
-    CalibrationCase,
-    CaseSet,
-    FlatRubricRecord,
-    read_cases,
-)
+from benchforge.evaluation.calibration.cases import read_cases
 from benchforge.evaluation.calibration.gate import DEFAULT_MIN_CASES, GateSettings
 from benchforge.evaluation.calibration.labels import load_labels, truth_records, write_truth
 from benchforge.evaluation.calibration.models import CalibrationReport
@@ -46,7 +41,13 @@ from benchforge.evaluation.calibration.runner import fingerprint_for
 from benchforge.evaluation.calibration.sheets import sample_cases, write_labelling
 from benchforge.evaluation.calibration.stats import BootstrapSettings
 from benchforge.evaluation.calibration.store import calibration_needed, save_report
-from benchforge.evaluation.families import family_of
+from benchforge.evaluation.calibration.trial_cases import (
+    JudgedTrial,
+    case_set,
+    judged_material,
+    judged_text,
+)
+from benchforge.evaluation.families import families, family_of
 from benchforge.evaluation.judges.breakdown import judge_record_of
 from benchforge.evaluation.judges.client import (
     DEFAULT_JUDGE_MODEL,
@@ -54,7 +55,6 @@ from benchforge.evaluation.judges.client import (
     Judge,
     JudgeSettings,
 )
-from benchforge.evaluation.judges.models import GSB_DIMENSIONS, FlatRubricItem, ResolvedRubric
 from benchforge.evaluation.tasks.loader import load_task
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.endpoints import MOCK_API_KEY, uses_mock
@@ -91,88 +91,6 @@ def _find_task(tasks_root: str, suite: str, task_id: str, version: str) -> Loade
     return loaded
 
 
-def _judged_text(task: LoadedTask, candidate: Path, submission: str) -> str:
-    """The text the family's judge reads: a DA report (``<submission>/<report>``) or a
-    blueprint (``<expected_output>``, relative to the workspace)."""
-    spec: Any = task.spec
-    if hasattr(spec, "report"):
-        path = candidate / submission / spec.report
-    elif hasattr(spec, "expected_output"):
-        path = candidate / spec.expected_output
-    else:
-        raise BenchforgeError(f"{task.key}: its family {spec.family} has no judged output")
-    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-
-
-def trial_cases(
-    score: TrialScore, task: LoadedTask, gold: Any, output: str
-) -> tuple[list[CalibrationCase], ResolvedRubric | FlatRubricRecord]:
-    """Every case of one judged trial: each rubric item, and for a DA report each baseline on
-    each GSB dimension; with the rubric the items come from."""
-    key = score.key
-    common: dict[str, Any] = {
-        "task": task.key,
-        "family": score.family,
-        "agent": key.agent,
-        "model": key.model,
-        "trial": key.slug,
-        "run_id": score.run_id,
-        "output": output,
-    }
-    cases: list[CalibrationCase] = []
-    rubric = getattr(gold, "rubric", None)
-    if isinstance(rubric, ResolvedRubric):
-        question = str(gold.question)
-        for item in rubric.items:
-            cases.append(
-                CalibrationCase(
-                    case_id=f"{key.slug}:{item.id}",
-                    kind="rubric_item",
-                    question=question,
-                    rubric=rubric.version,
-                    item_id=item.id,
-                    **common,
-                )
-            )
-        for baseline_id, baseline in sorted(dict(gold.baselines).items()):
-            pair = f"{key.slug}:gsb:{baseline_id}"
-            for dimension in GSB_DIMENSIONS:
-                cases.append(
-                    CalibrationCase(
-                        case_id=f"{pair}:{dimension}",
-                        kind="gsb_pair",
-                        question=question,
-                        pair=pair,
-                        baseline_id=baseline_id,
-                        baseline=baseline,
-                        dimension=dimension,
-                        **common,
-                    )
-                )
-        return cases, rubric
-    items = getattr(gold, "items", None)
-    if isinstance(items, list) and items and all(isinstance(i, FlatRubricItem) for i in items):
-        flat = FlatRubricRecord(
-            version=str(gold.rubric_version),
-            task=task.key,
-            requirement=str(gold.requirement),
-            items=items,
-        )
-        for flat_item in items:
-            cases.append(
-                CalibrationCase(
-                    case_id=f"{key.slug}:{flat_item.id}",
-                    kind="rubric_item",
-                    question=flat.requirement,
-                    rubric=flat.version,
-                    item_id=flat_item.id,
-                    **common,
-                )
-            )
-        return cases, flat
-    raise BenchforgeError(f"{task.key}: its gold has neither a rubric nor flat rubric items")
-
-
 def export_labelling(
     run_id: str,
     out: Path,
@@ -190,18 +108,15 @@ def export_labelling(
     judged = [s for s in run.read_scores() if s.status == "scored" and judge_record_of(s)]
     if not judged:
         raise BenchforgeError(
-            f"run {run_id!r} has no judged trials (da_open / de_arch tasks scored by a judge): "
-            "nothing to label"
+            f"run {run_id!r} has no judged trials (tasks of a family scored by a judge: "
+            f"{', '.join(n for n, f in sorted(families().items()) if f.judged)}): nothing to label"
         )
     # the scoring flow's gold folder: a task's gold built for scoring is reused here
     gold_cache = GoldCache(work_root(settings) / "scoring")
     tasks: dict[tuple[str, str, str], LoadedTask] = {}
-    rubrics: dict[str, ResolvedRubric] = {}
-    flats: dict[str, FlatRubricRecord] = {}
-    cases: list[CalibrationCase] = []
-    used = 0
+    trials: list[JudgedTrial] = []
     with tempfile.TemporaryDirectory(prefix="benchforge-export-") as tmp:
-        for score in judged:
+        for n, score in enumerate(judged):
             key = score.key
             ident = (key.suite, key.task_id, key.task_version)
             if ident not in tasks:
@@ -211,28 +126,23 @@ def export_labelling(
             dataset = datasets.get(task.key) or spec.datasets.get(task.key)
             if dataset is None:
                 raise BenchforgeError(f"run {run_id}: no dataset recorded for {task.key}")
-            result = run.read_result(key.slug)
             family = family_of(task)
-            candidate = rebuild_workspace(run, result, Path(tmp) / f"trial-{used}")
-            output = _judged_text(task, candidate, family.submission)
+            workspace = rebuild_workspace(run, run.read_result(key.slug), Path(tmp) / f"trial-{n}")
+            output = judged_text(family, task, workspace)
             if not output.strip():
                 continue
-            used += 1
-            found, rubric = trial_cases(score, task, gold_cache.get(task, Path(dataset)), output)
-            if isinstance(rubric, ResolvedRubric):
-                rubrics[rubric.version] = rubric
-            else:
-                flats[rubric.version] = rubric
-            cases.extend(found)
-    if not cases:
+            gold = gold_cache.get(task, Path(dataset))
+            material = judged_material(family, task, gold)
+            trials.append(JudgedTrial(score=score, task=task, material=material, output=output))
+    everything = case_set(trials)
+    if not everything.cases:
         raise BenchforgeError(f"run {run_id!r}: every judged trial left an empty output")
-    everything = CaseSet(rubrics=rubrics, flat_rubrics=flats, cases=cases)
     sampled = sample_cases(everything, per_stratum, seed)
     files = write_labelling(sampled, Path(out))
     return ExportSummary(
         run_id=run_id,
-        judged_trials=used,
-        candidates=len(cases),
+        judged_trials=len(trials),
+        candidates=len(everything.cases),
         cases=len(sampled.cases),
         strata=len({(c.task, c.agent, c.kind) for c in sampled.cases}),
         files={name: str(path) for name, path in files.items()},

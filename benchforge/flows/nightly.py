@@ -1,7 +1,8 @@
-"""Flow ``nightly``: check the request -> synthesize (or reuse) -> build gold -> verify tasks ->
-run the suite -> score -> report. Every parameter is typed and described, so a backfill for a
-past date or another dataset is a custom run of the deployment from the Prefect UI (see
-infra/)."""
+"""Flow ``nightly``: check the request -> synthesize (or reuse) -> build gold -> then, for each
+configured run kind (``flows/run_kinds.py``), verify its tasks -> run them -> score -> report,
+as a run of its own. Every parameter is typed and described, so a backfill for a past date or
+another dataset, or a night of other kinds, is a custom run of the deployment from the Prefect
+UI (see infra/)."""
 
 from __future__ import annotations
 
@@ -19,23 +20,16 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
-from benchforge.agents.registry import AgentSpelling
-from benchforge.core.artifacts import open_store
+from benchforge.core.artifacts import ArtifactStore, open_store
+from benchforge.core.errors import ConfigError
 from benchforge.core.records import AgentLimits, LlmOptions
 from benchforge.core.settings import load_settings
 from benchforge.flows.calibrate import CalibrationCheck, calibrate_if_changed
 from benchforge.flows.datasets import resolve_datasets, resolve_heldout
-from benchforge.flows.defaults import (
-    NIGHTLY_AGENTS,
-    NIGHTLY_DA_AGENTS,
-    NIGHTLY_DA_SUITES,
-    NIGHTLY_SUITES,
-    nightly_da_models,
-    nightly_models,
-)
 from benchforge.flows.gold import build_gold, gold_key
 from benchforge.flows.liveness import beat
 from benchforge.flows.report import ReportSummary, artifact_key, publish_report
+from benchforge.flows.run_kinds import RunKind, checked_kinds, kind_models, kind_run_ids
 from benchforge.flows.runs import RunId, RunSummary, ScoreSummary, run_suite, score_run
 from benchforge.flows.verify import verify_tasks
 from benchforge.harness.datasets import datasets_by_domain
@@ -46,9 +40,10 @@ from benchforge.harness.sandbox_policy import work_root
 from benchforge.harness.store import RunStore
 
 
-class JudgedNightly(BaseModel):
-    """The nightly's run of judged suites (analysis tasks): its own run, agents and report."""
+class KindRun(BaseModel):
+    """What the nightly did for one run kind: its run's verification, trials, scores, report."""
 
+    kind: str
     run_id: str
     verified_tasks: int
     run: RunSummary
@@ -61,11 +56,7 @@ class NightlyResult(BaseModel):
     run_date: date
     datasets: dict[str, str]
     gold: dict[str, str]
-    verified_tasks: int
-    run: RunSummary
-    scores: ScoreSummary
-    report: ReportSummary
-    judged: JudgedNightly | None = None
+    runs: list[KindRun] = Field(description="one per run kind, in the kinds' order")
     calibration: CalibrationCheck | None = None  # None: no labelled cases configured
 
 
@@ -101,9 +92,9 @@ def nightly_run_id(
 
 def planned_run_id(parameters: Mapping[str, Any], scheduled: date) -> str:
     """The run id a nightly flow run with ``parameters`` (as the API holds them: a date is a
-    string) scheduled on ``scheduled`` will use: also the name of its flow run, so the UI tells
-    two backfills of one date apart. Unreadable values fall back to the scheduled date (the
-    run itself then refuses them with the reason)."""
+    string, a run kind a mapping) scheduled on ``scheduled`` will use: also the name of its
+    flow run, so the UI tells two backfills of one date apart. Unreadable values fall back to
+    the scheduled date (the run itself then refuses them with the reason)."""
     if parameters.get("run_id"):
         return str(parameters["run_id"])
     given = parameters.get("run_date")
@@ -114,10 +105,27 @@ def planned_run_id(parameters: Mapping[str, Any], scheduled: date) -> str:
         with contextlib.suppress(ValueError):
             run_date = date.fromisoformat(given)
     datasets = parameters.get("datasets") or {}
-    task_ids = parameters.get("task_ids") or None
-    if not isinstance(datasets, Mapping) or not isinstance(task_ids, list | None):
+    task_ids = _named_task_ids(parameters.get("run_kinds"))
+    if not isinstance(datasets, Mapping) or task_ids is None:
         return f"nightly-{run_date.isoformat()}"
     return nightly_run_id(run_date, {str(k): str(v) for k, v in datasets.items()}, task_ids)
+
+
+def _named_task_ids(kinds: object) -> list[str] | None:
+    """Every task id the run kinds name ([] when they name none; None when unreadable)."""
+    if kinds is None:
+        return []
+    if not isinstance(kinds, list):
+        return None
+    named: list[str] = []
+    for kind in kinds:
+        ids = kind.task_ids if isinstance(kind, RunKind) else None
+        if isinstance(kind, Mapping):
+            ids = kind.get("task_ids")
+        if not isinstance(ids, list | None):
+            return None
+        named += [str(i) for i in ids or []]
+    return named
 
 
 def _flow_run_name() -> str:
@@ -125,111 +133,88 @@ def _flow_run_name() -> str:
 
 
 @dataclass(frozen=True)
-class NightlyRequest:
-    """What a nightly's parameters resolved to, checked (no data work yet)."""
+class CheckedKind:
+    """One run kind of a nightly, checked (no data work yet), with its run id and models."""
 
-    suites: list[str]
-    agents: list[str]
+    kind: RunKind
+    run_id: str
     models: list[str]
     request: CheckedRequest
-    da_suites: list[str]
-    da_agents: list[str]
-    da_models: list[str]
+
+    def task_ids_of(self, suite: str) -> list[str] | None:
+        """The ids of the kind's tasks in ``suite`` when it names some (else all: None)."""
+        if self.kind.task_ids is None:
+            return None
+        return [t.spec.id for t in self.request.tasks if t.spec.suite == suite]
 
 
 def check_nightly(
-    suites: list[str] | None = None,
-    task_ids: list[str] | None = None,
-    agents: list[str] | None = None,
-    models: list[str] | None = None,
+    run_kinds: list[RunKind] | None = None,
     datasets: dict[str, str] | None = None,
-    da_suites: list[str] | None = None,
-    da_task_ids: list[str] | None = None,
-    da_agents: list[str] | None = None,
-    da_models: list[str] | None = None,
-) -> NightlyRequest:
-    """Every cheap check of a nightly's request (suites, task ids, agents, models, datasets of
-    both runs), with the defaults filled in: what the flow does first, and what
-    ``benchforge schedule add`` does before it creates a schedule. Raises ConfigError."""
+    run_id: str = "nightly",
+) -> list[CheckedKind]:
+    """Every cheap check of a nightly's request (each run kind's suites, task ids, agents and
+    models, and the dataset overrides), with the defaults filled in: what the flow does first,
+    and what ``benchforge schedule add`` does before it creates a schedule. ``run_id`` (the
+    nightly's) names the kinds' runs. Raises ConfigError."""
     has_key = load_settings().openai_api_key is not None
-    suites = list(suites or NIGHTLY_SUITES)
-    agents = list(agents or NIGHTLY_AGENTS)
-    models = list(models) if models is not None else nightly_models(has_key)
     overrides = dict(datasets or {})
-    request = check_request("task_specs", suites, task_ids, agents, models, overrides, has_key)
-    da_suites = list(NIGHTLY_DA_SUITES if da_suites is None else da_suites)
-    da_agents = list(da_agents or NIGHTLY_DA_AGENTS)
-    da_models = list(da_models if da_models is not None else nightly_da_models(has_key))
-    if da_suites:
-        check_request(
-            "task_specs", da_suites, da_task_ids, da_agents, da_models, overrides, has_key
-        )
-    return NightlyRequest(suites, agents, models, request, da_suites, da_agents, da_models)
+    kinds = checked_kinds(run_kinds)
+    checked = []
+    for kind, kind_run_id in zip(kinds, kind_run_ids(run_id, kinds), strict=True):
+        models = kind_models(kind, has_key)
+        try:
+            request = check_request(
+                "task_specs", kind.suites, kind.task_ids, kind.agents, models, overrides, has_key
+            )
+        except ConfigError as err:
+            raise ConfigError(f"run kind {kind.name}: {err}") from None
+        checked.append(CheckedKind(kind, kind_run_id, models, request))
+    return checked
 
 
 @flow(name="nightly", flow_run_name=_flow_run_name, on_running=[beat])
 def nightly(
     run_date: RunDate | None = None,
-    suites: list[str] | None = None,
-    task_ids: list[str] | None = None,
-    agents: list[AgentSpelling] | None = None,
-    models: list[str] | None = None,
-    epochs: Annotated[int, Field(ge=1, le=100)] = 1,
+    run_kinds: list[RunKind] | None = None,
     datasets: dict[str, str] | None = None,
     verify: bool = True,
     verify_mutations: bool = False,
     verify_hacks: bool | None = None,
-    visible_scores: bool = False,
     concurrency: Annotated[int, Field(ge=1, le=256)] = 4,
     score_concurrency: Annotated[int, Field(ge=1, le=64)] = 2,
     limits: AgentLimits | None = None,
     run_id: RunId | None = None,
-    da_suites: list[str] | None = None,
-    da_task_ids: list[str] | None = None,
-    da_agents: list[AgentSpelling] | None = None,
-    da_models: list[str] | None = None,
     calibration_cases: str | None = None,
     calibration_labels: list[str] | None = None,
     judge_models: list[str] | None = None,
 ) -> NightlyResult:
-    """The nightly evaluation. Every parameter is checked before any data work; rerunning a
-    date resumes that date's run, and resuming with other inputs is refused.
+    """The nightly evaluation: one run per run kind, each verified, run, scored and reported.
+    Every parameter is checked before any data work; rerunning a date resumes that date's
+    runs, and resuming with other inputs is refused.
 
     Args:
         run_date: the night this run is for (names the run nightly-DATE); default the date
             the flow run was scheduled for, so a retry or late pickup resumes it.
-        suites: task suites under task_specs/ (default de-crm).
-        task_ids: only these tasks of the suites (verified, run and scored); default all. The
-            run is then nightly-DATE-<digest>, apart from the whole suite's.
-        agents: agents to run (default oracle, null, react-de): oracle, null, react-de,
-            single-call, or NAME=CONFIG.yaml (command=AGENT.yaml for an external agent).
-        models: models for agents that call one; default gpt-4.1-mini with an API key, else
-            the mock server's scripted react-de (mock-script:react-de-crm-sla-solve).
-        epochs: trials per (task, agent, model); pass@k needs k epochs.
+        run_kinds: the night's runs, each a name, suites (or some of their task_ids), agents,
+            models, epochs and visible_scores. The first kind's run is nightly-DATE, each
+            other's nightly-DATE-NAME. Default: de (de-crm; oracle, null, react-de) and da
+            (da-crm; oracle, null, react-da), on gpt-4.1-mini with an API key, else on the
+            mock server's scripts. Naming task_ids makes the run nightly-DATE-<digest>, apart
+            from the whole suites'.
         datasets: domain -> dataset folder or s3:// prefix, for a backfill on another dataset
             version (the run is then nightly-DATE-<digest>); default each task's generated
             dataset, synthesized once and reused.
-        verify: self-verify every task (gold scores 100, do-nothing 0) before the run.
+        verify: self-verify every task (gold scores 100, do-nothing 0) before its run.
         verify_mutations: add the exhaustive checks to verification: the mutation and
-            reward-hack catalogues, and the judged reward-hack catalogue on the judged suites
+            reward-hack catalogues, and the judged reward-hack catalogue on judged tasks
             (the scheduled nightly does).
         verify_hacks: the reward-hack catalogues on their own (default: as verify_mutations).
-        visible_scores: also score each DE trial on the visible dataset (its ``_visible``
-            columns, which show answers fitted to the data the agent saw). Off by default: the
-            leaderboard ranks by the held-out seed, and the visible scores would double the
-            night's scoring and gold builds; ``score-run --rescore --visible-scores`` adds
-            them.
         concurrency: trials at once.
-        score_concurrency: scoring chunks at once (score_run's workers), in both runs.
+        score_concurrency: scoring chunks at once (score_run's workers), in every run.
         limits: per-trial budgets (rounds, seconds, memory).
         run_id: name the run yourself (resuming it needs the same inputs); default
             nightly-DATE.
-        da_suites: judged analysis suites run beside the DE run, as a run of their own
-            (RUN_ID-da) with their own agents (default da-crm; [] for none).
-        da_agents: agents of the analysis run (default oracle, null, react-da).
-        da_models: models of the analysis run; default gpt-4.1-mini with an API key, else the
-            mock server's scripted react-da (mock-script:react-da-report).
-        da_task_ids: only these tasks of da_suites; default all.
         calibration_cases: labelled judge cases (`benchforge judge export-labelling`); with
             calibration_labels, the judges are re-calibrated first whenever the judge model,
             its prompts, a rubric or the labels changed (else skipped).
@@ -240,138 +225,75 @@ def nightly(
     settings = load_settings()
     overrides = dict(datasets or {})
     limits = limits or AgentLimits()
-    checked = check_nightly(
-        suites, task_ids, agents, models, overrides, da_suites, da_task_ids, da_agents, da_models
-    )
-    suites, agents, models, request = (
-        checked.suites,
-        checked.agents,
-        checked.models,
-        checked.request,
-    )
-    hacks = verify_mutations if verify_hacks is None else verify_hacks
     run_date = run_date or scheduled_date()
-    run_id = run_id or nightly_run_id(run_date, overrides, task_ids)
+    if run_id is None:
+        named = [i for k in checked_kinds(run_kinds) for i in k.task_ids or []]
+        run_id = nightly_run_id(run_date, overrides, named)
+    kinds = check_nightly(run_kinds, overrides, run_id)
+    hacks = verify_mutations if verify_hacks is None else verify_hacks
     store = open_store(settings.artifact_root)
     work = work_root(settings)
 
-    # Datasets first (they are inputs of the run's identity), then refuse a resume with other
-    # inputs before the gold builds, verification and trials.
-    dataset_dirs = resolve_datasets(request.tasks, overrides, work)
-    heldout_dirs = resolve_heldout(request.tasks, overrides, work)
-    identity = run_identity(
-        request.tasks,
-        request.agents,
-        models,
-        epochs,
-        limits,
-        LlmOptions(),
-        dataset_dirs,
-        heldout_dirs,
-    )
-    previous = RunStore(store, run_id).read_spec()
-    check_rerun(previous, identity, (sorted(suites), agents, models, epochs))
+    # Datasets first (they are inputs of each run's identity), then refuse a resume with other
+    # inputs before the gold builds, verification and trials of any run.
+    dataset_dirs: dict[str, str] = {}
+    for checked in kinds:
+        dataset_dirs |= _check_resume(store, checked, overrides, limits, work)
+    tasks = [t for checked in kinds for t in checked.request.tasks]
 
-    # Gold per domain, on the dataset the run resolved for the domain's tasks.
-    by_domain = datasets_by_domain(request.tasks, dataset_dirs)
-    repos = {t.spec.dataset.domain: t.repo for t in reversed(request.tasks)}  # first task's
+    calibration = None
+    if calibration_cases and calibration_labels:
+        calibration = calibrate_if_changed(
+            calibration_cases, list(calibration_labels), judge_models=judge_models
+        )
+
+    # Gold per domain, on the dataset the runs resolved for the domain's tasks.
+    by_domain = datasets_by_domain(tasks, dataset_dirs)
+    repos = {t.spec.dataset.domain: t.repo for t in reversed(tasks)}  # first task's
     gold: dict[str, str] = {}
     for domain, folder in by_domain.items():
         key = gold_key(domain, Path(folder), repos[domain])
         gold[domain] = (
             store.uri(key)
             if store.exists(f"{key}/build.json")
-            else build_gold(domain=domain, dataset=folder)
+            else build_gold(domain=domain, dataset=folder, repo=str(repos[domain]))
         )
-    verified = 0
-    if verify:
-        for suite in suites:
-            verified += len(
-                verify_tasks(
-                    path=f"task_specs/{suite}",
-                    work=str(work),
-                    mutations=verify_mutations,
-                    hacks=hacks,
-                    datasets=overrides,
-                    task_ids=_of_suite(request, suite) if task_ids else None,
-                )
-            )
-    summary = kept(run_suite)(
-        suites=suites,
-        agents=agents,
-        models=models,
-        epochs=epochs,
+    options = NightOptions(
         concurrency=concurrency,
-        run_id=run_id,
-        task_ids=task_ids,
+        score_concurrency=score_concurrency,
         limits=limits,
         datasets=overrides,
+        verify=verify,
+        mutations=verify_mutations,
+        hacks=hacks,
     )
-    scores = kept(score_run)(
-        run_id=run_id, visible_scores=visible_scores, workers=score_concurrency
-    )
-    board = publish_report(run_id)
-    calibration = None
-    if calibration_cases and calibration_labels:
-        calibration = calibrate_if_changed(
-            calibration_cases, list(calibration_labels), judge_models=judge_models
-        )
-    judged = None
-    if checked.da_suites:
-        judged = _judged_run(
-            f"{run_id}-da",
-            JudgedRequest(
-                suites=checked.da_suites,
-                task_ids=da_task_ids,
-                agents=checked.da_agents,
-                models=checked.da_models,
-                epochs=epochs,
-                concurrency=concurrency,
-                score_concurrency=score_concurrency,
-                limits=limits,
-                datasets=overrides,
-                verify=verify,
-                mutations=verify_mutations,
-                hacks=hacks,
-            ),
-            work,
-        )
+    runs = [_kind_run(checked, options, work) for checked in kinds]
     create_markdown_artifact(
         key=artifact_key("nightly", run_id),
-        markdown=nightly_markdown(
-            run_id, run_date, by_domain, gold, verified, summary, board, judged
-        ),
+        markdown=nightly_markdown(run_id, run_date, by_domain, gold, runs),
         description=f"nightly {run_date.isoformat()}",
     )
-    logger.info(
-        "nightly %s: %d trials, report %s",
-        run_id,
-        summary.trials,
-        board.uris.get("leaderboard.html"),
-    )
+    for done in runs:
+        logger.info(
+            "nightly %s: %d trials, report %s",
+            done.run_id,
+            done.run.trials,
+            done.report.uris.get("leaderboard.html"),
+        )
     result = NightlyResult(
         run_id=run_id,
         run_date=run_date,
         datasets=by_domain,
         gold=gold,
-        verified_tasks=verified,
-        run=summary,
-        scores=scores,
-        report=board,
-        judged=judged,
+        runs=runs,
         calibration=calibration,
     )
     return fail_on_infra_errors(result)  # FAILED past max_infra_error_share, all written
 
 
-class JudgedRequest(BaseModel):
-    """The judged run's side of a nightly's parameters."""
+class NightOptions(BaseModel):
+    """What every run of a nightly shares: concurrency, budgets, datasets, verification."""
 
-    suites: list[str]
-    task_ids: list[str] | None
-    agents: list[str]
-    models: list[str]
-    epochs: int
     concurrency: int
     score_concurrency: int
     limits: AgentLimits
@@ -381,46 +303,73 @@ class JudgedRequest(BaseModel):
     hacks: bool
 
 
-def _of_suite(request: CheckedRequest, suite: str) -> list[str]:
-    """The task ids of ``request`` in ``suite`` (a nightly of some tasks verifies only them)."""
-    return [t.spec.id for t in request.tasks if t.spec.suite == suite]
+def _check_resume(
+    store: ArtifactStore,
+    checked: CheckedKind,
+    overrides: dict[str, str],
+    limits: AgentLimits,
+    work: Path,
+) -> dict[str, str]:
+    """Resolves the kind's datasets and refuses to resume its run with other inputs; returns
+    task key -> dataset folder."""
+    request, kind = checked.request, checked.kind
+    dataset_dirs = resolve_datasets(request.tasks, overrides, work)
+    heldout_dirs = resolve_heldout(request.tasks, overrides, work)
+    identity = run_identity(
+        request.tasks,
+        request.agents,
+        checked.models,
+        kind.epochs,
+        limits,
+        LlmOptions(),
+        dataset_dirs,
+        heldout_dirs,
+    )
+    previous = RunStore(store, checked.run_id).read_spec()
+    check_rerun(previous, identity, (sorted(kind.suites), kind.agents, checked.models, kind.epochs))
+    return dataset_dirs
 
 
-def _judged_run(run_id: str, asked: JudgedRequest, work: Path) -> JudgedNightly:
-    """Verifies, runs, scores (through the judge) and reports the judged suites. As for the
-    executed suites, the judged reward-hack catalogue (40 hostile reports per task, each judged)
-    runs only when the exhaustive checks were asked for."""
+def _kind_run(checked: CheckedKind, options: NightOptions, work: Path) -> KindRun:
+    """Verifies, runs, scores and reports one run kind's tasks. The exhaustive checks (the
+    mutation and reward-hack catalogues) run only when they were asked for."""
+    kind = checked.kind
     verified = 0
-    if asked.verify:
-        for suite in asked.suites:
+    if options.verify:
+        for suite in kind.suites:
             verified += len(
                 verify_tasks(
                     path=f"task_specs/{suite}",
                     work=str(work),
-                    mutations=asked.mutations,
-                    hacks=asked.hacks,
-                    datasets=asked.datasets,
-                    task_ids=asked.task_ids,
+                    mutations=options.mutations,
+                    hacks=options.hacks,
+                    datasets=options.datasets,
+                    task_ids=checked.task_ids_of(suite),
                 )
             )
     summary = kept(run_suite)(
-        suites=asked.suites,
-        agents=asked.agents,
-        models=asked.models,
-        epochs=asked.epochs,
-        concurrency=asked.concurrency,
-        run_id=run_id,
-        task_ids=asked.task_ids,
-        limits=asked.limits,
-        datasets=asked.datasets,
+        suites=kind.suites,
+        agents=kind.agents,
+        models=checked.models,
+        epochs=kind.epochs,
+        concurrency=options.concurrency,
+        run_id=checked.run_id,
+        task_ids=kind.task_ids,
+        limits=options.limits,
+        datasets=options.datasets,
     )
-    scores = kept(score_run)(run_id=run_id, workers=asked.score_concurrency)
-    return JudgedNightly(
-        run_id=run_id,
+    scores = kept(score_run)(
+        run_id=checked.run_id,
+        visible_scores=kind.visible_scores,
+        workers=options.score_concurrency,
+    )
+    return KindRun(
+        kind=kind.name,
+        run_id=checked.run_id,
         verified_tasks=verified,
         run=summary,
         scores=scores,
-        report=publish_report(run_id),
+        report=publish_report(checked.run_id),
     )
 
 
@@ -446,10 +395,7 @@ def nightly_markdown(
     run_date: date,
     datasets: dict[str, str],
     gold: dict[str, str],
-    verified: int,
-    run: RunSummary,
-    report: ReportSummary,
-    judged: JudgedNightly | None = None,
+    runs: list[KindRun],
 ) -> str:
     """The nightly's summary artifact: datasets, gold, and each run's trials and mock use."""
     lines = [
@@ -459,13 +405,12 @@ def nightly_markdown(
         "|---|---|---|",
     ]
     lines += [f"| {d} | `{datasets[d]}` | `{gold[d]}` |" for d in sorted(datasets)]
-    lines += ["", f"- tasks verified: {verified}", *_run_lines(run, report)]
-    if judged is not None:
+    for done in runs:
         lines += [
             "",
-            f"## Judged run `{judged.run_id}`",
+            f"## Run kind {done.kind}: `{done.run_id}`",
             "",
-            f"- tasks verified: {judged.verified_tasks}",
-            *_run_lines(judged.run, judged.report),
+            f"- tasks verified: {done.verified_tasks}",
+            *_run_lines(done.run, done.report),
         ]
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """What a run of each deployed flow checks before any work, callable before the run exists: so
 ``benchforge schedule add`` refuses a schedule whose parameters its runs would refuse (the
 parameter types, by the flow's own signature; for the flows that run agents on tasks, the
-request: suites, task ids, agents, models, datasets, as the run checks it), and the name each
+request: suites, task ids, agents, models, datasets (each run kind's, for the nightly), as
+the run checks it), and the name each
 flow run will carry (its run id), so a scheduled run can be named before it starts."""
 
 from __future__ import annotations
@@ -40,17 +41,7 @@ FLOWS: dict[str, Flow[Any, Any]] = {
 
 
 def _check_nightly(p: Mapping[str, Any]) -> None:
-    check_nightly(
-        p.get("suites"),
-        p.get("task_ids"),
-        p.get("agents"),
-        p.get("models"),
-        p.get("datasets"),
-        p.get("da_suites"),
-        p.get("da_task_ids"),
-        p.get("da_agents"),
-        p.get("da_models"),
-    )
+    check_nightly(p.get("run_kinds"), p.get("datasets"))
 
 
 def _check_run_suite(p: Mapping[str, Any]) -> None:

@@ -47,7 +47,7 @@ def _claim_twins(
     out: dict[str, list[str]] = {}
     for loaded in tasks:
         ref = loaded.spec.dataset
-        if loaded.spec.family != "da_open" or ref.domain in overrides or ref.location:
+        if not family_of(loaded).verifies_on_twin or ref.domain in overrides or ref.location:
             continue
         twin = heldout_dataset(ref.domain, root / "heldout" / ref.domain, ref.scale, ref.seed)
         out[loaded.key] = [str(Path(twin).resolve())]
@@ -185,7 +185,7 @@ def verify_tasks(
             )
         for loaded, future in zip(tasks, futures, strict=True):
             results.append(future.result())
-            if concurrent_scorers > 1 and family_of(loaded).name in ("de_impl", "de_evol"):
+            if concurrent_scorers > 1 and family_of(loaded).shares_scoring_work:
                 data = heldout_dirs.get(loaded.key) or visible_dirs[loaded.key]
                 checked = concurrent_check(loaded, Path(data), root, concurrent_scorers)
                 if checked.problem():

@@ -147,8 +147,8 @@ def fail_on_infra_errors(result: T) -> T:
 
 
 def run_tallies(result: Any) -> list[InfraErrorTally]:
-    """Every run's tally in a flow's result (models holding models), one per run id (its
-    widest, when a run's summary and its scores' both hold one)."""
+    """Every run's tally in a flow's result (models holding models or lists of them), one per
+    run id (its widest, when a run's summary and its scores' both hold one)."""
     return list(_tallies(result, {}).values())
 
 
@@ -160,4 +160,7 @@ def _tallies(value: Any, found: dict[str, InfraErrorTally]) -> dict[str, InfraEr
     elif isinstance(value, BaseModel):
         for name in type(value).model_fields:
             _tallies(getattr(value, name), found)
+    elif isinstance(value, list | tuple):  # e.g. the nightly's runs, one per run kind
+        for item in value:
+            _tallies(item, found)
     return found

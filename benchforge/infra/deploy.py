@@ -3,7 +3,8 @@ one process; ``python -m benchforge.infra.deploy --work-pool NAME`` registers th
 instead, for workers (``prefect worker start --pool NAME``) to run
 (infra/README.md: the production topology).
 
-    nightly-eval      nightly() every day at 02:00 UTC (mutation checks included)
+    nightly-eval      nightly() every day at 02:00 UTC (mutation checks included) of the
+                      shipped run kinds (its run_kinds parameter: the list to edit)
     verify-all-tasks  verify_tasks() of every shipped suite, mutations and reward hacks
                       included, each DE gold also scored by 3 processes at once on one
                       work folder, every day at 04:00 UTC (the exhaustive checks the test
@@ -46,6 +47,7 @@ from benchforge.flows.dataset_import import import_dataset
 from benchforge.flows.nightly import nightly
 from benchforge.flows.rebuild import rebuild_datasets
 from benchforge.flows.report import report
+from benchforge.flows.run_kinds import NIGHTLY_RUN_KINDS
 from benchforge.flows.runs import run_suite, score_run
 from benchforge.flows.verify import verify_tasks
 
@@ -53,6 +55,15 @@ NIGHTLY_CRON = "0 2 * * *"
 REBUILD_CRON = "0 1 * * 0"
 VERIFY_CRON = "0 4 * * *"
 CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+def scheduled_run_kinds() -> list[dict[str, Any]]:
+    """The scheduled nightly's run kinds: the shipped ones, each also scored on the visible
+    dataset where its family holds one out (the ``_visible`` scores)."""
+    return [
+        k.model_copy(update={"visible_scores": True}).model_dump(mode="json", exclude_none=True)
+        for k in NIGHTLY_RUN_KINDS
+    ]
 
 
 class ClosedParameterSchema(ParameterSchema):
@@ -73,7 +84,7 @@ def _specs(
             dict(
                 name="nightly-eval",
                 schedules=[Cron(NIGHTLY_CRON, timezone=timezone)],
-                parameters={"verify_mutations": True, "visible_scores": True},
+                parameters={"verify_mutations": True, "run_kinds": scheduled_run_kinds()},
                 tags=["benchforge", "nightly"],
                 description="synthesize -> gold -> verify -> run -> score -> report",
             ),

@@ -107,7 +107,7 @@ def test_a_timeout_the_user_set_is_kept(tmp_path: Path) -> None:
     ("command", "has_no_prefect"),
     [
         (["anonymize", "crm", "--scale", "0.1", "--no-progress"], True),
-        (["nightly", "--date", "2024-01-01", "--da-suite", "none"], False),
+        (["nightly", "--date", "2024-01-01", "--kind", "de"], False),
     ],
     ids=["anonymize", "nightly"],
 )

@@ -9,7 +9,6 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -24,7 +23,7 @@ from benchforge.evaluation.calibration.models import CalibrationReport
 from benchforge.evaluation.calibration.store import calibration_needed
 from benchforge.evaluation.judges.breakdown import JudgeRecord
 from benchforge.flows import calibrate as calibrate_flows
-from benchforge.flows.calibrate import calibrate_judge, export_labelling, trial_cases
+from benchforge.flows.calibrate import calibrate_judge, export_labelling
 from benchforge.harness.store import RunStore
 from tests.paths import FIXTURES
 
@@ -128,39 +127,6 @@ def test_export_labelling_samples_a_runs_judged_cases(artifacts: Path, tmp_path:
     assert "grain: one row per account" in (out / "labelling.html").read_text()
     # the CLI prints the same
     assert main(["judge", "export-labelling", "judged-run", "--out", str(tmp_path / "o2")]) == 0
-
-
-def test_a_da_trial_gives_every_rubric_item_and_each_baseline_on_both_dimensions() -> None:
-    fixture = read_cases(CALIBRATION / "cases.jsonl")
-    (rubric,) = fixture.rubrics.values()
-    gold = SimpleNamespace(rubric=rubric, question="Why?", baselines={"b2": "B", "b1": "A"})
-    key = TrialKey(
-        suite="da-x",
-        task_id="t",
-        task_version="1",
-        agent="react-da",
-        agent_config_hash="1234",
-        model="gpt",
-        epoch=0,
-    )
-    score = TrialScore(
-        run_id="r", key=key, family="da_open", status="scored", termination="finished"
-    )
-    task = SimpleNamespace(key="da-x/t@1")
-    cases, found = trial_cases(score, task, gold, "# Report")  # type: ignore[arg-type]
-    assert found is rubric
-    items = [c for c in cases if c.kind == "rubric_item"]
-    assert [c.item_id for c in items] == [i.id for i in rubric.items]
-    assert all(c.question == "Why?" and c.rubric == rubric.version for c in items)
-    gsb = [c for c in cases if c.kind == "gsb_pair"]
-    assert [(c.baseline_id, c.dimension) for c in gsb] == [
-        ("b1", "readability"),
-        ("b1", "depth"),
-        ("b2", "readability"),
-        ("b2", "depth"),
-    ]
-    assert gsb[0].pair == f"{key.slug}:gsb:b1" and gsb[0].case_id == f"{gsb[0].pair}:readability"
-    assert gsb[0].baseline == "A" and gsb[0].contestant == "react-da (gpt)"
 
 
 def test_export_refuses_a_run_without_judged_trials(artifacts: Path, tmp_path: Path) -> None:

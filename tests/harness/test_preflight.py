@@ -92,8 +92,9 @@ def test_flow_parameters_are_described_bounded_and_offer_the_agents() -> None:
     props = schema["properties"]
     undescribed = [name for name, prop in props.items() if not prop.get("description")]
     assert undescribed == []
-    assert props["epochs"]["minimum"] == 1 and props["concurrency"]["maximum"] == 256
-    choices = props["agents"]["anyOf"][0]["items"]["anyOf"]
+    kind = schema["definitions"]["RunKind"]["properties"]  # each run kind's own
+    assert kind["epochs"]["minimum"] == 1 and props["concurrency"]["maximum"] == 256
+    choices = kind["agents"]["items"]["anyOf"]
     assert choices[0]["enum"] == ["oracle", "null", "react", "react-de", "react-da", "single-call"]
     assert choices[1]["pattern"].startswith("^(react|react-de|react-da|single-call|command)=")
     assert props["run_id"]["anyOf"][0]["pattern"].startswith("^[A-Za-z0-9]")

@@ -10,7 +10,12 @@ import pytest
 import yaml
 
 from benchforge.flows.nightly import DATE_PATTERN
-from benchforge.infra.deploy import NIGHTLY_CRON, VERIFY_CRON, deployments
+from benchforge.infra.deploy import (
+    NIGHTLY_CRON,
+    VERIFY_CRON,
+    deployments,
+    scheduled_run_kinds,
+)
 from tests.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -37,8 +42,8 @@ def test_nightly_is_scheduled_with_typed_parameters() -> None:
     # a date, and a pattern the server checks at creation (it does not check the format)
     assert run_date == {"type": "string", "format": "date", "pattern": DATE_PATTERN}
     assert props["datasets"]["anyOf"][0]["type"] == "object"
-    assert props["epochs"]["type"] == "integer"
-    assert nightly.parameters == {"verify_mutations": True, "visible_scores": True}
+    assert props["run_kinds"]["anyOf"][0]["type"] == "array"
+    assert nightly.parameters == {"verify_mutations": True, "run_kinds": scheduled_run_kinds()}
     assert not found["run-suite"].schedules
     # Every shipped task is verified exhaustively each night (the test suite samples them).
     verify_all = found["verify-all-tasks"]

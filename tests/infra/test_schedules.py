@@ -5,6 +5,7 @@ makes are named by their run id."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import date
 from typing import Any
@@ -62,13 +63,15 @@ def test_schedule_add_refuses_a_bad_agent_and_creates_nothing(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     before = len(_schedules(client, nightly_eval))
+    kind = '{"name": "de", "suites": ["de-crm"], "agents": ["null"]'
     for params, named in (
-        (['agents=["oracel"]'], "oracel"),
-        (['suites=["de-crmm"]'], "de-crmm"),
-        (['task_ids=["crm-impl-nope"]'], "crm-impl-nope"),
+        ([f'run_kinds=[{kind[:-8]}["oracel"]}}]'], "oracel"),
+        ([f"run_kinds=[{kind.replace('de-crm', 'de-crmm')}}}]"], "de-crmm"),
+        ([f'run_kinds=[{kind}, "task_ids": ["crm-impl-nope"]}}]'], "crm-impl-nope"),
+        ([f'run_kinds=[{kind}, "epochs": 0}}]'], "epochs"),
+        ([f'run_kinds=[{kind}, "epoch": 2}}]'], "epoch"),
         (["run_date=2026-13-45"], "run_date"),
         (['datasets={"crm": "/nowhere/crm"}'], "/nowhere/crm"),
-        (["epochs=0"], "epochs"),
         (["no_such_parameter=1"], "no_such_parameter"),
     ):
         argv = ["schedule", "add", "nightly-eval", "--cron", "0 3 * * 6"]
@@ -87,16 +90,13 @@ def test_schedule_add_ls_rm_and_the_scheduled_runs_are_named_by_run_id(
 ) -> None:
     before = {s.id for s in _schedules(client, nightly_eval)}
     argv = ["schedule", "add", "nightly/nightly-eval", "--cron", "0 3 * * 6"]
-    argv += ["--timezone", "Europe/Berlin", "--param", 'task_ids=["crm-impl-full"]']
-    argv += ["--param", "da_suites=[]", "--param", "score_concurrency=1"]
+    small = {"name": "de", "suites": ["de-crm"], "task_ids": ["crm-impl-full"], "agents": ["null"]}
+    argv += ["--timezone", "Europe/Berlin", "--param", f"run_kinds={json.dumps([small])}"]
+    argv += ["--param", "score_concurrency=1"]
     assert benchforge_main(argv) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     (added,) = [s for s in _schedules(client, nightly_eval) if s.id not in before]
-    assert added.parameters == {
-        "task_ids": ["crm-impl-full"],
-        "da_suites": [],
-        "score_concurrency": 1,
-    }
+    assert added.parameters == {"run_kinds": [small], "score_concurrency": 1}
     assert added.schedule.cron == "0 3 * * 6" and added.schedule.timezone == "Europe/Berlin"
     assert str(added.id) in out
 
@@ -112,8 +112,10 @@ def test_schedule_add_ls_rm_and_the_scheduled_runs_are_named_by_run_id(
         assert day is not None
         assert run.name == planned_run_id(run.parameters, day), run.name
         assert run.name in out
-    small = [r for r in scheduled if r.parameters.get("task_ids")]
-    assert small and all(r.name.count("-") == 4 for r in small), [r.name for r in small]
+    small_runs = [r for r in scheduled if r.parameters.get("score_concurrency") == 1]
+    assert small_runs and all(r.name.count("-") == 4 for r in small_runs), [
+        r.name for r in small_runs
+    ]
 
     assert benchforge_main(["schedule", "ls", "nightly-eval"]) == 0
     listed = capsys.readouterr().out
@@ -134,7 +136,8 @@ def test_flow_run_names_carry_the_run_id() -> None:
     assert a != b and a.startswith("nightly-2026-01-30-") and b.startswith("nightly-2026-01-30-")
     assert a == nightly_run_id(date(2026, 1, 30), {"crm": "/d/a"})
     # a nightly of some tasks is its own run, apart from the whole suite's
-    some = planned_run_id({"task_ids": ["crm-impl-full"]}, night)
+    kind = {"name": "de", "suites": ["de-crm"], "task_ids": ["crm-impl-full"], "agents": ["null"]}
+    some = planned_run_id({"run_kinds": [kind]}, night)
     assert some != "nightly-2026-01-31" and some == nightly_run_id(night, {}, ["crm-impl-full"])
     assert planned_run_id({"run_id": "mine"}, night) == "mine"
     assert planned_name("score_run", {"run_id": "r1"}, night) == "score-run-r1"

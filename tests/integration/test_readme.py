@@ -156,10 +156,10 @@ def test_pipeline_command_runs_the_nightly_eval_offline(workdir: Path) -> None:
     result = run("bash scripts/pipeline.sh --date 2026-01-31", ROOT, env, timeout=2700)
     out = result.stdout
     assert result.returncode == 0, (out + result.stderr)[-4000:]
-    assert "verified 7 tasks (gold 100, do-nothing 0)" in out  # 4 executed, 3 blueprints
+    assert "kind de: verified 7 tasks" in out  # 4 executed, 3 blueprints
     assert "run nightly-2026-01-31: 21 trials" in out
-    # the judged analysis suite, as a run of its own
-    assert "verified 5 judged tasks (reference >= 90, empty 0)" in out
+    # the judged analysis suite, as a run kind of its own
+    assert "kind da: verified 5 tasks" in out
     assert "run nightly-2026-01-31-da: 15 trials" in out
     assert "judge mock-judge (the Benchforge mock LLM server)" in out
     da_board = json.loads(

@@ -183,11 +183,13 @@ def test_schedule_commands(workdir: Path) -> None:
         (mine,) = [
             s for s in client.read_deployment_schedules(found.id) if str(s.id) == schedule_id
         ]
-        assert mine.parameters["task_ids"] == ["crm-impl-full"]
+        (kind,) = mine.parameters["run_kinds"]
+        assert kind["task_ids"] == ["crm-impl-full"]
     removed = run(f"benchforge schedule rm nightly-eval {schedule_id}", workdir)
     assert removed.returncode == 0, removed.stderr[-2000:]
+    bad_kind = '[{"name": "de", "suites": ["de-crm"], "agents": ["oracel"]}]'
     refused = run(
-        "benchforge schedule add nightly-eval --cron '0 3 * * 6' --param 'agents=[\"oracel\"]'",
+        f"benchforge schedule add nightly-eval --cron '0 3 * * 6' --param 'run_kinds={bad_kind}'",
         workdir,
     )
     assert refused.returncode == 2 and "oracel" in refused.stderr, refused.stderr[-2000:]

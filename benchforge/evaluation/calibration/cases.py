@@ -68,6 +68,24 @@ class FlatRubricRecord(_Strict):
     items: list[FlatRubricItem] = Field(min_length=1)
 
 
+class JudgedMaterial(_Strict):
+    """What a judged family's judge scores a task's outputs against (the family says:
+    ``TaskFamily.judged_material``): the question it is told the output answers, the rubric
+    (resolved on the task's dataset, or flat), and the baseline reports the output is compared
+    with on each GSB dimension, by id (none: the family's judge compares nothing)."""
+
+    question: str
+    rubric: ResolvedRubric | FlatRubricRecord
+    baselines: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def rubric_version(self) -> str:
+        return self.rubric.version
+
+    def item_ids(self) -> list[str]:
+        return [item.id for item in self.rubric.items]
+
+
 class CalibrationCase(_Strict):
     """One judging problem (see the module docstring). ``question``: what the judge is told
     the output answers (the DA question, or the de_arch requirement)."""

@@ -2,6 +2,7 @@
 
 from benchforge.evaluation.families.base import (
     FamilyBase,
+    PreparedTask,
     SubmissionScore,
     TaskFamily,
     VerifyOptions,
@@ -21,6 +22,7 @@ from benchforge.evaluation.families.registry import (
 
 __all__ = [
     "FamilyBase",
+    "PreparedTask",
     "SubmissionScore",
     "TaskFamily",
     "UnknownFamilyError",

@@ -12,6 +12,7 @@ agents, and a family with new tools adds a toolset module there beside its famil
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
@@ -23,10 +24,12 @@ from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
 
 if TYPE_CHECKING:
+    from benchforge.evaluation.calibration.cases import JudgedMaterial
     from benchforge.evaluation.judges.client import Judge
 
 __all__ = [
     "FamilyBase",
+    "PreparedTask",
     "SubmissionScore",
     "TaskFamily",
     "VerifyOptions",
@@ -60,6 +63,16 @@ class SubmissionScore(BaseModel):
     reused: bool = False  # kept from an earlier scoring of the identical submission
 
 
+class PreparedTask(BaseModel):
+    """What ``task prepare`` made of one task on one dataset: its values there (one line),
+    what it wrote and checked, and what failed (``problems``) or is close (``warnings``)."""
+
+    values: str
+    lines: list[str]
+    problems: list[str] = []
+    warnings: list[str] = []
+
+
 @runtime_checkable
 class TaskFamily(Protocol):
     """One kind of task. Attributes:
@@ -72,7 +85,14 @@ class TaskFamily(Protocol):
     - ``heldout``: whether trials are scored on the held-out twin of the task's dataset;
     - ``verifiable``: whether ``benchforge task verify`` checks it (gold 100, do-nothing 0);
     - ``unscored``: why its trials get no score (None: they are scored);
-    - ``judged``: its score calls an LLM judge (the harness passes ``judge`` to ``score``).
+    - ``judged``: its score calls an LLM judge (the harness passes ``judge`` to ``score``);
+    - ``generated``: spec fields naming files ``generate`` writes from a gold build (they may be
+      missing until then: ``task new`` scaffolds, then generates);
+    - ``prepares``: ``task prepare`` evaluates its tasks on a dataset (``prepare``);
+    - ``verifies_on_twin``: verification also checks a task on the held-out twin of its
+      dataset, without a judge (``VerifyOptions.claim_datasets``);
+    - ``shares_scoring_work``: its scorers share a work folder across processes, so the
+      exhaustive verification also scores the reference from several processes at once.
     """
 
     name: str
@@ -83,6 +103,10 @@ class TaskFamily(Protocol):
     verifiable: bool
     unscored: str | None
     judged: bool
+    generated: tuple[str, ...]
+    prepares: bool
+    verifies_on_twin: bool
+    shares_scoring_work: bool
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         """Problems with the files a valid spec names, as (field path, problem); ``root`` is
@@ -142,6 +166,34 @@ class TaskFamily(Protocol):
         itself for DE tasks; analysis-ready marts built from it for DA tasks."""
         ...
 
+    def judged_output(self, task: LoadedTask, workspace: Path) -> Path | None:
+        """The file of a trial's ``workspace`` the family's judge reads (None: its tasks are not
+        judged): what judge calibration shows raters and judges again."""
+        ...
+
+    def judged_material(self, task: LoadedTask, gold: Any) -> JudgedMaterial | None:
+        """What the family's judge scores that output against, from ``gold`` (what
+        ``prepare_gold`` returned): the question, the rubric, the GSB baselines (None: not
+        judged). Judge calibration builds its cases from it."""
+        ...
+
+    def generate(
+        self, task: LoadedTask, dataset_dir: Path, work: Path, first: bool = False
+    ) -> list[Path]:
+        """(Re)writes the files ``generated`` names from a gold build on ``dataset_dir``
+        (``first``: right after ``task new`` scaffolded the task); returns them."""
+        ...
+
+    def prepare(self, task: LoadedTask, dataset_dir: Path, work: Path, dest: Path) -> PreparedTask:
+        """What an author reviews of the task on ``dataset_dir`` (``task prepare``), written
+        into ``dest``, with the checks of it (families that ``prepares``)."""
+        ...
+
+    def next_steps(self, task: LoadedTask, shown: Callable[[Path], str]) -> list[str]:
+        """What a maintainer writes next in a task ``task new`` scaffolded, one line each
+        (``shown``: a path as the user types it)."""
+        ...
+
 
 class FamilyBase:
     """Defaults for a family: subclass it, set the attributes, implement what differs."""
@@ -154,6 +206,10 @@ class FamilyBase:
     verifiable: bool = True
     unscored: str | None = None
     judged: bool = False
+    generated: tuple[str, ...] = ()
+    prepares: bool = False
+    verifies_on_twin: bool = False
+    shares_scoring_work: bool = False
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         return []
@@ -195,6 +251,23 @@ class FamilyBase:
 
     def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
         return dataset_dir
+
+    def judged_output(self, task: LoadedTask, workspace: Path) -> Path | None:
+        return None
+
+    def judged_material(self, task: LoadedTask, gold: Any) -> JudgedMaterial | None:
+        return None
+
+    def generate(
+        self, task: LoadedTask, dataset_dir: Path, work: Path, first: bool = False
+    ) -> list[Path]:
+        return []
+
+    def prepare(self, task: LoadedTask, dataset_dir: Path, work: Path, dest: Path) -> PreparedTask:
+        raise UnsupportedTaskError(f"{self.name} tasks have nothing to prepare")
+
+    def next_steps(self, task: LoadedTask, shown: Callable[[Path], str]) -> list[str]:
+        return []
 
 
 def spec_as(task: LoadedTask, spec_type: type[S]) -> S:

@@ -20,6 +20,7 @@ question, the names of its tables and the data.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +29,19 @@ from pydantic import BaseModel, ConfigDict
 from benchforge.core.errors import UnsupportedTaskError
 from benchforge.core.records.verification import HACKS, TaskVerification, VerificationCheck
 from benchforge.core.sandbox import SandboxBackend
+from benchforge.evaluation.calibration.cases import JudgedMaterial
 from benchforge.evaluation.da.analysis import analysis_db
 from benchforge.evaluation.da.anchors import perturbed
 from benchforge.evaluation.da.checks import file_problems as da_file_problems
 from benchforge.evaluation.da.gold import DaGold, claim_check, da_spec, prepare_da_gold
 from benchforge.evaluation.da.render import WRONG_ANCHOR_FACTOR, render_report
 from benchforge.evaluation.da.spec import DaOpenTask
-from benchforge.evaluation.families.base import FamilyBase, SubmissionScore, VerifyOptions
+from benchforge.evaluation.families.base import (
+    FamilyBase,
+    PreparedTask,
+    SubmissionScore,
+    VerifyOptions,
+)
 from benchforge.evaluation.families.da_hacks import run_judged_hacks
 from benchforge.evaluation.families.registry import register
 from benchforge.evaluation.gold import dataset_version
@@ -45,6 +52,7 @@ from benchforge.evaluation.judges.hacks import load_judged_hacks
 from benchforge.evaluation.judges.length import count_words
 from benchforge.evaluation.judges.models import GsbScore, JudgedVerification, RubricScore
 from benchforge.evaluation.judges.record import judge_record
+from benchforge.evaluation.judges.render import rubric_markdown
 from benchforge.evaluation.judges.rubric import judge_rubric
 from benchforge.evaluation.judges.sanitize import sanitize_output
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
@@ -74,6 +82,8 @@ class DaOpenFamily(FamilyBase):
     heldout: bool = False
     verifiable: bool = True
     judged: bool = True
+    prepares: bool = True
+    verifies_on_twin: bool = True  # the claims against the data, on a second seed
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         if not isinstance(spec, DaOpenTask):
@@ -89,6 +99,40 @@ class DaOpenFamily(FamilyBase):
 
     def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
         return analysis_db(task, dataset_dir, work)
+
+    def prepare(self, task: LoadedTask, dataset_dir: Path, work: Path, dest: Path) -> PreparedTask:
+        """The anchors evaluated on ``dataset_dir``: the rubric with their values
+        (``rubric.md``), the reference report, ``anchors.json`` and ``claims.json``; the
+        rendered claims checked against the data."""
+        gold = self.prepare_gold(task, dataset_dir, work)
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / "rubric.md").write_text(rubric_markdown(gold.rubric), encoding="utf-8")
+        (dest / "reference.md").write_text(gold.reference, encoding="utf-8")
+        anchors = {k: v.model_dump(mode="json") for k, v in gold.anchors.items()}
+        (dest / "anchors.json").write_text(json.dumps(anchors, indent=2) + "\n")
+        claims = {k: v.model_dump(mode="json") for k, v in gold.claims.items()}
+        (dest / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
+        check = claim_check(task, gold)
+        return PreparedTask(
+            values=", ".join(f"{k}={v.text}" for k, v in sorted(gold.anchors.items())),
+            lines=[
+                f"rubric {gold.rubric.version} -> {dest}",
+                f"claims: {check.claims} rendered, {len(check.problems)} contradicted, "
+                f"{len(check.warnings)} near ties",
+            ],
+            problems=check.problems,
+            warnings=check.warnings,
+        )
+
+    def judged_output(self, task: LoadedTask, workspace: Path) -> Path:
+        return workspace / self.submission / da_spec(task).report
+
+    def judged_material(self, task: LoadedTask, gold: Any) -> JudgedMaterial:
+        if not isinstance(gold, DaGold):
+            raise TypeError(f"{task.key}: a da_open gold is a DaGold, not {type(gold).__name__}")
+        return JudgedMaterial(
+            question=gold.question, rubric=gold.rubric, baselines=dict(gold.baselines)
+        )
 
     def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> DaGold:
         return prepare_da_gold(task, dataset_dir, work)

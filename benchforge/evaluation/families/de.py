@@ -27,6 +27,7 @@ looks unintended (``authoring_warnings``: models of weight 0, no mutations yet).
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from benchforge.core.records import TaskVerification
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.core.scratch import content_key, publish_once
 from benchforge.core.yamlio import read_yaml
+from benchforge.evaluation.calibration.cases import FlatRubricRecord, JudgedMaterial
 from benchforge.evaluation.dbt.manifest import DbtManifest, assign_layers, unmatched_rules
 from benchforge.evaluation.dbt.runner import PROFILES_DIR, write_profile
 from benchforge.evaluation.de.details import de_breakdown
@@ -67,6 +69,7 @@ from benchforge.evaluation.judges.length import DEFAULT_MAX_BLUEPRINT_WORDS
 from benchforge.evaluation.judges.models import FlatRubricItem, JudgedVerification, content_hash
 from benchforge.evaluation.judges.record import judge_record
 from benchforge.evaluation.tasks.authoring import ParsedRepos
+from benchforge.evaluation.tasks.contracts import generate_contract, mark_undescribed_models
 from benchforge.evaluation.tasks.materials import (
     apply_overlay,
     contract_problems,
@@ -148,7 +151,6 @@ class DeFamily(FamilyBase):
     heldout: bool = True
     checks_mutations: bool = False
     checks_hacks: bool = False
-    generated: tuple[str, ...] = ()  # spec fields naming files `task contract` and such write
 
     def materials(self, task: LoadedTask, dest: Path) -> None:
         """The family's repository and documents (:meth:`repo_materials`), and the dbt profile
@@ -358,6 +360,26 @@ class DeImplFamily(DeFamily):
     checks_mutations: bool = True
     checks_hacks: bool = True
     generated: tuple[str, ...] = ("contract",)
+    shares_scoring_work: bool = True
+
+    def generate(
+        self, task: LoadedTask, dataset_dir: Path, work: Path, first: bool = False
+    ) -> list[Path]:
+        """The contract, from a gold build; a first one also marks the models it cannot
+        describe in ``contract_metadata.yaml`` (for ``task validate`` to warn about)."""
+        contract = generate_contract(task, dataset_dir, work / "contracts")
+        if first and mark_undescribed_models(task, contract):
+            contract = generate_contract(task, dataset_dir, work / "contracts")
+        return [contract]
+
+    def next_steps(self, task: LoadedTask, shown: Callable[[Path], str]) -> list[str]:
+        folder = shown(task.folder)
+        return [
+            f"  fill {folder}/contract_metadata.yaml (metrics, data-quality rules, notes), then "
+            f"regenerate the contract: benchforge task contract {folder}",
+            f"  add mutations to {shown(task.folder.parents[1] / 'mutations')}/"
+            f"{task.spec.domain}.yaml (six kinds; see task_specs/mutations/README.md)",
+        ]
 
     def documents(self, spec: Any) -> dict[str, str | None]:
         return {"contract": spec.contract, "contract_metadata": spec.contract_metadata}
@@ -446,6 +468,17 @@ class DeEvolFamily(DeFamily):
     name: str = "de_evol"
     spec_type: type[TaskSpecBase] = DeEvolTask
     checks_mutations: bool = True
+    shares_scoring_work: bool = True
+
+    def next_steps(self, task: LoadedTask, shown: Callable[[Path], str]) -> list[str]:
+        folder = shown(task.folder)
+        return [
+            f"  write {folder}/change_request.md",
+            f"  put gold v2 in {folder}/gold_v2/: every file v2 adds or changes, whole, at its "
+            "path in the repository (models/..., their .yml); files v2 deletes go under "
+            "removed: in task.yaml",
+            f"  optionally, mutations of the models v2 adds or changes in {folder}/mutations.yaml",
+        ]
 
     def documents(self, spec: Any) -> dict[str, str | None]:
         return {"change_request": spec.change_request, "gold_v2": spec.gold_v2}
@@ -555,6 +588,13 @@ class DeArchFamily(DeFamily):
     heldout: bool = False  # judged, not executed: the blueprint does not depend on the data
     judged: bool = True
 
+    def next_steps(self, task: LoadedTask, shown: Callable[[Path], str]) -> list[str]:
+        folder = shown(task.folder)
+        return [
+            f"  write {folder}/requirement.md, {folder}/reference_blueprint.yaml and the "
+            "rubric in task.yaml (replace each TODO(scaffold))"
+        ]
+
     def documents(self, spec: Any) -> dict[str, str | None]:
         return {"requirement": spec.requirement, "reference": spec.reference}
 
@@ -594,6 +634,20 @@ class DeArchFamily(DeFamily):
         self.copy_documents(task, dest, {"requirement": "requirement.md"})
         (dest / self.submission).mkdir(exist_ok=True)
         (dest / self.submission / ".keep").write_text("")
+
+    def judged_output(self, task: LoadedTask, workspace: Path) -> Path:
+        return workspace / spec_as(task, DeArchTask).expected_output
+
+    def judged_material(self, task: LoadedTask, gold: Any) -> JudgedMaterial:
+        if not isinstance(gold, ArchGold):
+            raise TypeError(f"{task.key}: a de_arch gold is an ArchGold, not {type(gold).__name__}")
+        rubric = FlatRubricRecord(
+            version=gold.rubric_version,
+            task=task.key,
+            requirement=gold.requirement,
+            items=gold.items,
+        )
+        return JudgedMaterial(question=gold.requirement, rubric=rubric)
 
     def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> ArchGold:
         spec = spec_as(task, DeArchTask)
