@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from benchforge.core.errors import UnsupportedTaskError
 from benchforge.core.records import JudgeRecord, NodeDetail
 from benchforge.core.sandbox import SandboxBackend
+from benchforge.evaluation.families.scored_work import ScoredWork
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
 
 if TYPE_CHECKING:  # the DE verification record (gold, do-nothing, mutations, hacks)
@@ -35,6 +36,7 @@ __all__ = [
 ]
 
 S = TypeVar("S", bound=TaskSpecBase)
+NO_DETAIL_TEMPLATE = "no_detail.html.j2"  # the neutral partials: nothing beyond the metrics
 
 
 class VerifyOptions(BaseModel):
@@ -74,7 +76,10 @@ class TaskFamily(Protocol):
     - ``heldout``: whether trials are scored on the held-out twin of the task's dataset;
     - ``verifiable``: whether ``benchforge task verify`` checks it (gold 100, do-nothing 0);
     - ``unscored``: why its trials get no score (None: they are scored);
-    - ``judged``: its score calls an LLM judge (the harness passes ``judge`` to ``score``).
+    - ``judged``: its score calls an LLM judge (the harness passes ``judge`` to ``score``);
+    - ``detail_template``: the page partial (a Jinja2 template in a ``templates/`` folder
+      beside the family's module) that shows a score's detail; it defines the macros
+      ``verdict(view)`` (words added to the trial's verdict line) and ``sections(view)``.
     """
 
     name: str
@@ -85,6 +90,7 @@ class TaskFamily(Protocol):
     verifiable: bool
     unscored: str | None
     judged: bool
+    detail_template: str
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         """Problems with the files a valid spec names, as (field path, problem); ``root`` is
@@ -136,6 +142,11 @@ class TaskFamily(Protocol):
         ``dataset_dir``, the trial's dataset."""
         ...
 
+    def scored_work(self, task: LoadedTask) -> ScoredWork | None:
+        """What ``task`` is scored on (models, rubric items), read from its files alone, or
+        None where the family cannot say without scoring."""
+        ...
+
     def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
         """The data folder a trial's agent gets (``TaskEnvironment.data_dir``): the dataset
         itself for DE tasks; analysis-ready marts built from it for DA tasks."""
@@ -153,6 +164,7 @@ class FamilyBase:
     verifiable: bool = True
     unscored: str | None = None
     judged: bool = False
+    detail_template: str = NO_DETAIL_TEMPLATE
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         return []
@@ -189,6 +201,9 @@ class FamilyBase:
     def solution(
         self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
     ) -> Path | None:
+        return None
+
+    def scored_work(self, task: LoadedTask) -> ScoredWork | None:
         return None
 
     def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:

@@ -36,9 +36,15 @@ from benchforge.evaluation.da.render import WRONG_ANCHOR_FACTOR, render_report
 from benchforge.evaluation.da.spec import DaOpenTask
 from benchforge.evaluation.de.mutations import PredictedScore
 from benchforge.evaluation.de.tasks import TaskVerification
-from benchforge.evaluation.families.base import FamilyBase, SubmissionScore, VerifyOptions
+from benchforge.evaluation.families.base import (
+    FamilyBase,
+    SubmissionScore,
+    VerifyOptions,
+    spec_as,
+)
 from benchforge.evaluation.families.da_hacks import run_judged_hacks
 from benchforge.evaluation.families.registry import register
+from benchforge.evaluation.families.scored_work import ScoredWork
 from benchforge.evaluation.gold import dataset_version
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.gsb import judge_gsb, score_da
@@ -75,6 +81,11 @@ class DaOpenFamily(FamilyBase):
     heldout: bool = False
     verifiable: bool = True
     judged: bool = True
+    detail_template: str = "judged_detail.html.j2"
+
+    def scored_work(self, task: LoadedTask) -> ScoredWork:
+        rubric = spec_as(task, DaOpenTask).rubric
+        return ScoredWork(unit="rubric items", names=[item.id for item in rubric.items()])
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         if not isinstance(spec, DaOpenTask):
