@@ -8,6 +8,6 @@ template the document around them.
 """
 
 from benchforge.core.pages.environment import page_environment, render_page
-from benchforge.core.pages.plots import figure, png_data_uri, svg_markup
+from benchforge.core.pages.plots import figure, plain_text, png_data_uri, svg_markup
 
-__all__ = ["figure", "page_environment", "png_data_uri", "render_page", "svg_markup"]
+__all__ = ["figure", "page_environment", "plain_text", "png_data_uri", "render_page", "svg_markup"]
