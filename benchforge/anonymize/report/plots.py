@@ -1,4 +1,5 @@
-"""The report's figures as inline PNG data URIs, so the HTML page is one self-contained file.
+"""The report's figures as inline PNG data URIs (through the shared plotting helper,
+:mod:`benchforge.core.pages.plots`), so the HTML page is one self-contained file.
 
 Figures are built with matplotlib's object API (``Figure`` + its Agg canvas), never pyplot:
 no global figure state, no GUI backend, safe in worker threads. Labels are table and column
@@ -7,25 +8,18 @@ names and metric values only.
 
 from __future__ import annotations
 
-import base64
-import io
 from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
 from benchforge.anonymize.report.models import ColumnFidelity, HistogramBin, PairMetric
 from benchforge.anonymize.report.privacy import AttackRisk, LinkageResult
+from benchforge.core.pages import png_data_uri
 
 LOWEST = 20
 _BAD = "#c0392b"
 _GOOD = "#2e7d32"
 _NEUTRAL = "#5d6d7e"
-
-
-def data_uri(fig: Figure) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=96, bbox_inches="tight")
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def lowest_columns(
@@ -52,7 +46,7 @@ def lowest_columns(
     ax.axvline(ks_limit, color=_NEUTRAL, linestyle="--", linewidth=1)
     ax.set_xlabel("score (1 = identical distribution)")
     ax.set_title(f"Lowest {len(values)} column scores")
-    return data_uri(fig)
+    return png_data_uri(fig)
 
 
 def error_histogram(bins: Sequence[HistogramBin]) -> str | None:
@@ -66,7 +60,7 @@ def error_histogram(bins: Sequence[HistogramBin]) -> str | None:
     ax.set_ylabel("cells")
     ax.set_xlabel("relative error |rel - src| / |src|")
     ax.set_title("Workload cells by relative error")
-    return data_uri(fig)
+    return png_data_uri(fig)
 
 
 def correlation_scatter(pairs: Sequence[PairMetric]) -> str | None:
@@ -89,7 +83,7 @@ def correlation_scatter(pairs: Sequence[PairMetric]) -> str | None:
     ax.set_ylabel("rho (release)")
     ax.legend(fontsize=8)
     ax.set_title("Column-pair correlations")
-    return data_uri(fig)
+    return png_data_uri(fig)
 
 
 def linkage_rates(entries: Sequence[LinkageResult], limit: float) -> str | None:
@@ -117,7 +111,7 @@ def linkage_rates(entries: Sequence[LinkageResult], limit: float) -> str | None:
     ax.set_yticks(ys, labels, fontsize=8)
     ax.set_xlabel("share of sampled records whose nearest release record is their own")
     ax.legend(fontsize=8)
-    return data_uri(fig)
+    return png_data_uri(fig)
 
 
 def attack_risks(attacks: Sequence[AttackRisk], limit: float) -> str | None:
@@ -141,4 +135,4 @@ def attack_risks(attacks: Sequence[AttackRisk], limit: float) -> str | None:
     ax.set_yticks(ys, [f"{a.kind} / {a.table}" for a in attacks], fontsize=8)
     ax.set_xlim(-0.02, 1.02)
     ax.set_xlabel("risk with 95% interval")
-    return data_uri(fig)
+    return png_data_uri(fig)

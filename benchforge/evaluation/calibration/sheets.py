@@ -10,12 +10,14 @@ dimensions of one GSB comparison are sampled together (they share the reading).
 from __future__ import annotations
 
 import csv
-import html
 import random
 from collections import defaultdict
 from pathlib import Path
 
+from benchforge.core.pages import render_page
 from benchforge.evaluation.calibration.cases import CalibrationCase, CaseSet, write_cases
+
+TEMPLATES = Path(__file__).parent / "templates"
 
 SHEET_COLUMNS = (
     "case_id",
@@ -109,50 +111,19 @@ def write_sheet(cases: CaseSet, path: Path) -> Path:
 
 def write_page(cases: CaseSet, path: Path) -> Path:
     """``labelling.html``: every case with its question, criterion and output, and where its
-    label goes. Outputs are shown as plain text (escaped): a rater reads what the agent wrote,
-    markup included, and nothing in it runs."""
-    e = html.escape
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>Labelling</title><style>"
-        "body{font-family:sans-serif;margin:2em;max-width:1100px}"
-        "pre{white-space:pre-wrap;background:#f7f7f7;padding:8px;border:1px solid #ddd;"
-        "max-height:32em;overflow:auto}.case{border-top:3px solid #888;margin-top:2em}"
-        ".label{background:#fff7d6;padding:6px}.cols{display:flex;gap:1em}"
-        ".cols>div{flex:1;min-width:0}</style></head><body>",
-        "<h1>Labelling sheet</h1>",
-        "<p>For each case, read the question, the criterion and the output, then fill in "
-        "<b>labelling.csv</b>: on the row of the case id, write your name in <code>rater</code>"
-        " and your label in <code>label</code>. Rubric items: the <b>earned points</b> (0 up "
-        "to the item's points; for a penalty item, its negative points when it applies, else "
-        "0; partial points allowed). GSB cases: <b>good</b>, <b>same</b> or <b>bad</b> for the "
-        "output compared with the baseline on the named dimension. Label without looking at "
-        "any judge's verdict; several raters each fill in their own copy.</p>",
-        f"<p>{len(cases.cases)} cases.</p>",
-    ]
-    for number, case in enumerate(cases.cases, start=1):
-        what, criterion = criterion_text(cases, case)
-        parts.append(
-            f"<div class='case' id='{e(case.case_id)}'><h2>{number}. {e(case.case_id)}</h2>"
-            f"<p>{e(case.kind)} &middot; task {e(case.task)} &middot; agent {e(case.agent)}"
-            f" &middot; trial {e(case.trial)}</p>"
-            f"<h3>Question</h3><pre>{e(case.question)}</pre>"
-            f"<h3>Criterion: {e(what)}</h3><p>{e(criterion)}</p>"
-        )
-        if case.kind == "gsb_pair":
-            parts.append(
-                f"<div class='cols'><div><h3>Output</h3><pre>{e(case.output)}</pre></div>"
-                f"<div><h3>Baseline {e(case.baseline_id or '')}</h3>"
-                f"<pre>{e(case.baseline or '')}</pre></div></div>"
-            )
-        else:
-            parts.append(f"<h3>Output</h3><pre>{e(case.output)}</pre>")
-        parts.append(
-            f"<p class='label'>Label in labelling.csv, row <code>{e(case.case_id)}</code>: "
-            f"{e(allowed_labels(cases, case))}</p></div>"
-        )
-    parts.append("</body></html>")
+    label goes (``templates/labelling.html.j2``). Outputs are shown as plain text (escaped): a
+    rater reads what the agent wrote, markup included, and nothing in it runs."""
+    page = render_page(
+        "labelling.html.j2",
+        [TEMPLATES],
+        page="sheet",
+        title="Labelling",
+        cases=cases,
+        criterion_text=criterion_text,
+        allowed_labels=allowed_labels,
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(parts), encoding="utf-8")
+    path.write_text(page, encoding="utf-8")
     return path
 
 

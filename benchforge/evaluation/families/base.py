@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from benchforge.core.errors import UnsupportedTaskError
 from benchforge.core.records import ScoreBreakdown, TaskVerification
 from benchforge.core.sandbox import SandboxBackend
+from benchforge.evaluation.families.scored_work import ScoredWork
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 S = TypeVar("S", bound=TaskSpecBase)
+NO_DETAIL_TEMPLATE = "no_detail.html.j2"  # the neutral partials: nothing beyond the metrics
 
 
 class VerifyOptions(BaseModel):
@@ -93,6 +95,9 @@ class TaskFamily(Protocol):
       dataset, without a judge (``VerifyOptions.claim_datasets``);
     - ``shares_scoring_work``: its scorers share a work folder across processes, so the
       exhaustive verification also scores the reference from several processes at once.
+    - ``detail_template``: the page partial (a Jinja2 template in a ``templates/`` folder
+      beside the family's module) that shows a score's detail; it defines the macros
+      ``verdict(view)`` (words added to the trial's verdict line) and ``sections(view)``.
     """
 
     name: str
@@ -107,6 +112,7 @@ class TaskFamily(Protocol):
     prepares: bool
     verifies_on_twin: bool
     shares_scoring_work: bool
+    detail_template: str
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         """Problems with the files a valid spec names, as (field path, problem); ``root`` is
@@ -161,6 +167,11 @@ class TaskFamily(Protocol):
         ``dataset_dir``, the trial's dataset."""
         ...
 
+    def scored_work(self, task: LoadedTask) -> ScoredWork | None:
+        """What ``task`` is scored on (models, rubric items), read from its files alone, or
+        None where the family cannot say without scoring."""
+        ...
+
     def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
         """The data folder a trial's agent gets (``TaskEnvironment.data_dir``): the dataset
         itself for DE tasks; analysis-ready marts built from it for DA tasks."""
@@ -210,6 +221,7 @@ class FamilyBase:
     prepares: bool = False
     verifies_on_twin: bool = False
     shares_scoring_work: bool = False
+    detail_template: str = NO_DETAIL_TEMPLATE
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         return []
@@ -247,6 +259,9 @@ class FamilyBase:
     def solution(
         self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
     ) -> Path | None:
+        return None
+
+    def scored_work(self, task: LoadedTask) -> ScoredWork | None:
         return None
 
     def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:

@@ -41,9 +41,11 @@ from benchforge.evaluation.families.base import (
     PreparedTask,
     SubmissionScore,
     VerifyOptions,
+    spec_as,
 )
 from benchforge.evaluation.families.da_hacks import run_judged_hacks
 from benchforge.evaluation.families.registry import register
+from benchforge.evaluation.families.scored_work import ScoredWork
 from benchforge.evaluation.gold import dataset_version
 from benchforge.evaluation.judges.breakdown import JudgeRecord, judge_record_of
 from benchforge.evaluation.judges.client import Judge
@@ -84,6 +86,11 @@ class DaOpenFamily(FamilyBase):
     judged: bool = True
     prepares: bool = True
     verifies_on_twin: bool = True  # the claims against the data, on a second seed
+    detail_template: str = "judged_detail.html.j2"
+
+    def scored_work(self, task: LoadedTask) -> ScoredWork:
+        rubric = spec_as(task, DaOpenTask).rubric
+        return ScoredWork(unit="rubric items", names=[item.id for item in rubric.items()])
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         if not isinstance(spec, DaOpenTask):

@@ -61,6 +61,12 @@ from benchforge.evaluation.families.base import (
     spec_as,
 )
 from benchforge.evaluation.families.registry import register
+from benchforge.evaluation.families.scored_work import (
+    ScoredWork,
+    evol_changed_models,
+    repo_models,
+    weighted,
+)
 from benchforge.evaluation.gold import repo_version
 from benchforge.evaluation.judges.architecture import judge_architecture
 from benchforge.evaluation.judges.breakdown import judge_record_of
@@ -149,6 +155,7 @@ class DeFamily(FamilyBase):
     toolset: str = "de"
     submission: str = "repo"
     heldout: bool = True
+    detail_template: str = "de_detail.html.j2"
     checks_mutations: bool = False
     checks_hacks: bool = False
 
@@ -384,6 +391,11 @@ class DeImplFamily(DeFamily):
     def documents(self, spec: Any) -> dict[str, str | None]:
         return {"contract": spec.contract, "contract_metadata": spec.contract_metadata}
 
+    def scored_work(self, task: LoadedTask) -> ScoredWork:
+        """Every model of the gold repository but those of weight 0."""
+        spec = spec_as(task, DeImplTask)
+        return ScoredWork(unit="models", names=weighted(list(repo_models(task.repo)), spec.scoring))
+
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         return [
             (field, f"{problem} (generate it: benchforge task contract {folder})")
@@ -482,6 +494,12 @@ class DeEvolFamily(DeFamily):
 
     def documents(self, spec: Any) -> dict[str, str | None]:
         return {"change_request": spec.change_request, "gold_v2": spec.gold_v2}
+
+    def scored_work(self, task: LoadedTask) -> ScoredWork:
+        """The models gold v2 adds or edits, but those of weight 0."""
+        spec = spec_as(task, DeEvolTask)
+        changed = evol_changed_models(task.repo, task.file(spec.gold_v2), spec.removed)
+        return ScoredWork(unit="changed models", names=weighted(changed, spec.scoring))
 
     def repo_problems(self, spec: Any, root: Path) -> list[tuple[str, str]]:
         return [
@@ -587,6 +605,7 @@ class DeArchFamily(DeFamily):
     submission: str = "design"
     heldout: bool = False  # judged, not executed: the blueprint does not depend on the data
     judged: bool = True
+    detail_template: str = "judged_detail.html.j2"
 
     def next_steps(self, task: LoadedTask, shown: Callable[[Path], str]) -> list[str]:
         folder = shown(task.folder)
@@ -597,6 +616,11 @@ class DeArchFamily(DeFamily):
 
     def documents(self, spec: Any) -> dict[str, str | None]:
         return {"requirement": spec.requirement, "reference": spec.reference}
+
+    def scored_work(self, task: LoadedTask) -> ScoredWork:
+        return ScoredWork(
+            unit="rubric items", names=[item.id for item in spec_as(task, DeArchTask).rubric]
+        )
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         problems = super().file_problems(spec, folder, root)

@@ -5,9 +5,11 @@ or HTML, so both renderings show the same numbers. Every cell is raw text until 
 escapes it for its format: task ids, trial keys and error details come from agents and
 sandboxes and may contain anything (``<script>``, pipes, newlines).
 
-The HTML page has no scripts and no external assets (styles inline, plots inline SVG), so it
-can be archived as one file and opened offline; it is also well-formed XML, which the tests
-use to check it. When the run used the mock LLM, every rendering opens with a banner saying so.
+The HTML page (``templates/leaderboard.html.j2`` on the shared base template, escaped by
+the templates) has no scripts and no external assets (styles inline, plots inline SVG drawn
+with matplotlib), so it can be archived as one file and opened offline; it is also
+well-formed XML, which the tests use to check it. When the run used the mock LLM, every
+rendering opens with a banner saying so.
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from html import escape
+from pathlib import Path
 
+from benchforge.core.pages import render_page
 from benchforge.evaluation.leaderboard import formatting as fmt
 from benchforge.evaluation.leaderboard import plots
 from benchforge.evaluation.leaderboard.models import Leaderboard, TrialIssue
 
+TEMPLATES = Path(__file__).parent / "templates"
 MD_DETAIL_CHARS = 500  # markdown tables truncate long details; HTML and JSON keep them whole
 ISSUE_TABLES = ("infra", "unscored", "scoring")  # trials without a score, with the reason
 
@@ -356,97 +361,24 @@ def to_markdown(lb: Leaderboard) -> str:
 
 # --- HTML ----------------------------------------------------------------------------------
 
-CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2rem;
-       color: #222; max-width: 1400px; }
-h1 { margin-bottom: 0.3rem; }
-.summary { color: #444; max-width: 70rem; }
-.mock { border: 3px solid #b71c1c; background: #ffebee; color: #b71c1c; padding: 0.8rem 1rem;
-        margin: 1rem 0; font-size: 1.1rem; }
-.mock strong { display: block; font-size: 1.3rem; margin-bottom: 0.3rem; }
-.warning { border-left: 4px solid #f9a825; background: #fffde7; padding: 0.5rem 0.8rem; }
-section { margin: 2rem 0; }
-.note { color: #555; font-size: 0.9rem; }
-.plot, .scroll { overflow-x: auto; margin: 0.8rem 0; }
-svg text { font-family: inherit; }
-table { border-collapse: collapse; font-size: 0.88rem; margin-top: 0.5rem; }
-th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: left;
-         vertical-align: top; }
-th { background: #f3f3f3; position: sticky; top: 0; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.detail { white-space: pre-wrap; font-family: ui-monospace, monospace; max-width: 50rem;
-            overflow-wrap: anywhere; }
-tbody tr:nth-child(even) { background: #fafafa; }
-"""
-
-
-def _h(text: str) -> str:
-    return escape(text, quote=True)
-
-
-def _html_table(table: _Table) -> str:
-    if not table.rows:
-        return f'<p class="note">{_h(table.empty)}</p>'
-    detail_col = len(table.headers) - 1 if table.key in ISSUE_TABLES else None
-
-    def cls(i: int) -> str:
-        if i in table.numeric:
-            return ' class="num"'
-        return ' class="detail"' if i == detail_col else ""
-
-    head = "".join(f"<th{cls(i)}>{_h(h)}</th>" for i, h in enumerate(table.headers))
-    body = "".join(
-        "<tr>" + "".join(f"<td{cls(i)}>{_h(c)}</td>" for i, c in enumerate(row)) + "</tr>"
-        for row in table.rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
 
 def to_html(lb: Leaderboard) -> str:
     """One self-contained HTML page: banner, plots (inline SVG) and the tables."""
-    tables = _tables(lb)
-    page_title = ("[MOCK LLM] " if lb.mock_llm_used else "") + lb.title
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8"/>',
-        '<meta name="viewport" content="width=device-width, initial-scale=1"/>',
-        f"<title>{_h(page_title)}</title><style>{CSS}</style></head><body>",
-        f"<header><h1>{_h(lb.title)}</h1>",
-    ]
-    if lb.mock_llm_used:
-        parts.append(
-            f'<div class="mock" role="alert"><strong>⚠ {_h(fmt.MOCK_HEADLINE)}</strong>'
-            f"{_h(fmt.MOCK_TEXT)}</div>"
-        )
-    if lb.mock_judge_used:
-        parts.append(
-            f'<div class="mock" role="alert"><strong>⚠ {_h(fmt.MOCK_JUDGE_HEADLINE)}</strong>'
-            f"{_h(fmt.MOCK_JUDGE_TEXT)}</div>"
-        )
-    parts.append(f'<p class="summary">{_h(fmt.summary(lb))}</p>')
-    warning = fmt.coverage_warning(lb)
-    if warning:
-        parts.append(f'<p class="warning"><strong>Note.</strong> {_h(warning)}</p>')
-    judges = fmt.judges_line(lb)
-    if judges:
-        parts.append(f'<p class="summary judges">{_h(judges)}</p>')
-    unproven = fmt.calibration_warning(lb)
-    if unproven:
-        parts.append(f'<p class="warning calibration"><strong>Note.</strong> {_h(unproven)}</p>')
-    parts.append("</header>")
-
     plots_for = {
         "summary": [plots.score_bars(lb), plots.status_bars(lb)],
         "tasks": [plots.task_heatmap(lb)],
-        "judged": [plots.dimension_bars(lb)],
+        "judged": [svg for svg in [plots.dimension_bars(lb)] if svg is not None],
     }
-    for key, heading, note in SECTIONS:
-        if key in ("judged", "judges") and not getattr(lb, key):
-            continue
-        parts.append(f'<section id="{key}"><h2>{_h(heading)}</h2>')
-        if note:
-            parts.append(f'<p class="note">{_h(note)}</p>')
-        parts += [f'<div class="plot">{svg}</div>' for svg in plots_for.get(key, [])]
-        parts.append(f'<div class="scroll">{_html_table(tables[key])}</div></section>')
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    sections = [s for s in SECTIONS if s[0] not in ("judged", "judges") or getattr(lb, s[0])]
+    return render_page(
+        "leaderboard.html.j2",
+        [TEMPLATES],
+        page="leaderboard",
+        title=("[MOCK LLM] " if lb.mock_llm_used else "") + lb.title,
+        lb=lb,
+        fmt=fmt,
+        tables=_tables(lb),
+        sections=sections,
+        plots=plots_for,
+        issue_tables=ISSUE_TABLES,
+    )

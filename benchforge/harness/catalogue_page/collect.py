@@ -2,8 +2,9 @@
 
 Every task folder under the tasks root is loaded and validated (an invalid task fails the
 page, as it fails ``task validate``: a catalogue page must not quietly drop a task). What
-each task scores is read from its files (:mod:`.nodes`), its difficulty authored or derived
-(:mod:`.difficulty`), its results read from the run store (:mod:`.results`).
+each task scores is read from its files by its family (``TaskFamily.scored_work``), its
+difficulty authored or derived (:mod:`.difficulty`), its results read from the run store
+(:mod:`.results`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from benchforge.core.artifacts import LAYOUT
+from benchforge.evaluation.families import family_of
 from benchforge.evaluation.tasks.loader import TASK_FILE, load_tasks
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.catalogue_page.difficulty import difficulty
@@ -21,7 +23,6 @@ from benchforge.harness.catalogue_page.models import (
     CatalogueEntry,
     DatasetInfo,
 )
-from benchforge.harness.catalogue_page.nodes import scored_work
 from benchforge.harness.catalogue_page.results import TaskKey, latest_results, open_runs
 
 __all__ = [
@@ -49,7 +50,7 @@ def dataset_info(task: LoadedTask) -> DatasetInfo:
 
 def entry_of(task: LoadedTask, results: list[AgentResult] | None = None) -> CatalogueEntry:
     spec = task.spec
-    work = scored_work(task)
+    work = family_of(task).scored_work(task)
     count = work.count if work is not None else None
     level, source = difficulty(spec.tags, count, task.folder / TASK_FILE)
     return CatalogueEntry(

@@ -79,7 +79,7 @@ def test_a_filled_in_sheet_loads_as_labels(cases: CaseSet, tmp_path: Path) -> No
     assert len(labels.labels) == sum(1 for r in rows if r["rater"])
     page = files["page"].read_text()
     for case in sample.cases:
-        assert f"id='{case.case_id}'" in page
+        assert f'id="{case.case_id}"' in page
     gsb = next(c for c in sample.cases if c.kind == "gsb_pair")
     assert "good | same | bad" in page and (gsb.baseline or "").splitlines()[0] in page
     # an output is shown as text: its markup is escaped, nothing in it runs

@@ -1,4 +1,5 @@
-"""What a task scores, read from its files alone: no dbt run, no gold build.
+"""What a task scores, read from its files alone: no dbt run, no gold build
+(``TaskFamily.scored_work``; the catalogue page's "Nodes scored" column).
 
 A catalogue page lists every task, so it cannot afford a gold build per task; the scorers'
 own rules are cheap to mirror on the files:
@@ -22,14 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from benchforge.core.errors import ConfigError
 from benchforge.core.yamlio import read_yaml
-from benchforge.evaluation.da.spec import DaOpenTask
-from benchforge.evaluation.tasks.models import (
-    DeArchTask,
-    DeEvolTask,
-    DeImplTask,
-    DeScoring,
-    LoadedTask,
-)
+from benchforge.evaluation.tasks.models import DeScoring
 
 MODEL_SUFFIXES = (".sql", ".py")
 PROJECT_FILE = "dbt_project.yml"
@@ -112,22 +106,5 @@ def evol_changed_models(repo: Path, overlay: Path, removed: list[str]) -> list[s
     )
 
 
-def _weighted(names: list[str], scoring: DeScoring) -> list[str]:
+def weighted(names: list[str], scoring: DeScoring) -> list[str]:
     return sorted(n for n in names if scoring.node_weights.get(n, 1.0) != 0)
-
-
-def scored_work(task: LoadedTask) -> ScoredWork | None:
-    """What ``task`` is scored on, or None for a family this page does not know."""
-    spec = task.spec
-    if isinstance(spec, DeImplTask):
-        return ScoredWork(
-            unit="models", names=_weighted(list(repo_models(task.repo)), spec.scoring)
-        )
-    if isinstance(spec, DeEvolTask):
-        changed = evol_changed_models(task.repo, task.file(spec.gold_v2), spec.removed)
-        return ScoredWork(unit="changed models", names=_weighted(changed, spec.scoring))
-    if isinstance(spec, DeArchTask):
-        return ScoredWork(unit="rubric items", names=[item.id for item in spec.rubric])
-    if isinstance(spec, DaOpenTask):
-        return ScoredWork(unit="rubric items", names=[item.id for item in spec.rubric.items()])
-    return None
