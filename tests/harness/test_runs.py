@@ -14,6 +14,7 @@ from benchforge.agents.mock_llm import FaultConfig, MockServerConfig, run_server
 from benchforge.core.artifacts import open_store
 from benchforge.core.records import LlmOptions, TrialScore
 from benchforge.core.records.verification import EMPTY, REFERENCE
+from benchforge.evaluation.de.breakdown import nodes_of
 from benchforge.evaluation.judges.breakdown import judge_record_of
 from benchforge.flows.report import report
 from benchforge.flows.runs import run_suite, score_run
@@ -144,7 +145,7 @@ def test_a_later_run_reuses_the_kept_scores_of_identical_submissions(
             executed = task_id != "mini-arch-retention"
             assert s.score_reused is (executed and run_id == "oracle-null-again"), (run_id, task_id)
             assert s.metrics == first[(agent, model, task_id, epoch)].metrics
-            assert s.nodes == first[(agent, model, task_id, epoch)].nodes
+            assert nodes_of(s) == nodes_of(first[(agent, model, task_id, epoch)])
 
 
 def test_the_leaderboard_is_an_artifact_of_the_report_flow_run(artifacts: Path) -> None:

@@ -262,11 +262,11 @@ def test_the_stored_run_holds_every_kind_of_trial(stored: StoredRun) -> None:
     # the mock label follows the recorded usage: the failing endpoint never answered
     assert scores[SOLVE].used_mock_llm and scores[LOOP].used_mock_llm
     assert not scores[SINGLE].used_mock_llm
-    wrong = next(n for n in scores[MISTAKE].nodes if n.name == "fct_won_revenue_by_industry")
+    wrong = next(n for n in nodes_of(scores[MISTAKE]) if n.name == "fct_won_revenue_by_industry")
     assert not wrong.cs_matched and wrong.cs.status == "data_mismatch"
     assert set(wrong.cs.column_mismatches) == {"won_amount"}
     assert wrong.cs.examples_gold and wrong.cs.examples_candidate
-    assert all(n.cs_matched for n in scores[SOLVE].nodes)
+    assert all(n.cs_matched for n in nodes_of(scores[SOLVE])) and nodes_of(scores[SOLVE])
 
 
 def test_the_index_shows_the_leaderboard_and_every_trial(site: Path, tmp_path: Path) -> None:
