@@ -8,6 +8,7 @@ import os
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -263,7 +264,8 @@ def test_local_delete_prunes_folders(tmp_path: Path) -> None:
     store.put_bytes("x/y/z", b"1")
     store.delete("x/y/z")
     assert sorted(p.name for p in (tmp_path / "s").iterdir()) == [".checksums"]
-    assert list((tmp_path / "s" / ".checksums").iterdir()) == []
+    # Only the writers' fixed set of lock files stays.
+    assert [p.name for p in (tmp_path / "s" / ".checksums").iterdir()] == [".writer-locks"]
     store.put_bytes("x", b"a file where a folder was")  # works since the folder is gone
     assert store.get_bytes("x") == b"a file where a folder was"
 
@@ -546,6 +548,29 @@ def stop_event() -> Iterator[threading.Event]:
     event = threading.Event()
     yield event
     event.set()
+
+
+def test_local_racing_writers_leave_data_and_checksum_from_one_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two writers of different content to one key (two rescorings at once): without a lock,
+    A writes its sidecar, B writes its sidecar and data, A swaps its data in, and A's data
+    lies under B's checksum for good. The window is widened here so the race is certain."""
+    store = LocalArtifactStore(tmp_path / "s")
+    write_sidecar = store._write_sidecar
+
+    def slow_write_sidecar(key: str, record: Any) -> None:
+        write_sidecar(key, record)
+        if record.size == len(b"first writer"):  # the first writer is slow to swap its data
+            time.sleep(0.5)
+
+    monkeypatch.setattr(store, "_write_sidecar", slow_write_sidecar)
+    first = threading.Thread(target=store.put_bytes, args=("k.json", b"first writer"))
+    first.start()
+    time.sleep(0.1)
+    store.put_bytes("k.json", b"second writer, longer")
+    first.join()
+    assert store.get_bytes("k.json") in (b"first writer", b"second writer, longer")
 
 
 def test_local_reader_never_sees_partial_file(tmp_path: Path, stop_event: threading.Event) -> None:

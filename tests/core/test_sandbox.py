@@ -48,7 +48,8 @@ _PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 _ROOT_IN_PRIVATE_TMP = any(
     str(ROOT.resolve()) == t or str(ROOT.resolve()).startswith(t + "/") for t in _PRIVATE_TMP
 )
-HOST_FOLDER = Path("/usr/share/doc") if _ROOT_IN_PRIVATE_TMP else ROOT / "task_specs"
+# Not task_specs: that is a link into the benchforge package, hidden in every sandbox.
+HOST_FOLDER = Path("/usr/share/doc") if _ROOT_IN_PRIVATE_TMP else ROOT / "docs"
 HOST_FILE = Path("/etc/os-release") if _ROOT_IN_PRIVATE_TMP else ROOT / "README.md"
 PY = sys.executable
 
@@ -176,6 +177,11 @@ def test_hidden_paths_cannot_be_read(ns: NamespaceBackend, ws: Path) -> None:
     assert result.stdout.count(" DENIED ") == len(targets), result.stdout
     assert f"{HOST_FILE} READ" in result.stdout  # only what is hidden disappears
     assert (gold / "answer.sql").read_text() == secret  # hidden, not harmed
+
+    if not _ROOT_IN_PRIVATE_TMP:  # the checkout's task specs and gold repos, even when shown
+        specs = [str(ROOT / "task_specs" / "README.md"), str(ROOT / "benchforge" / "__init__.py")]
+        result = run(ns, [PY, "-c", READ_ATTEMPT, *specs], ws, read_only=shown)
+        assert " READ " not in result.stdout, result.stdout
 
     # Uncovering it: unmount as the sandbox user, or as "root" of a fresh user namespace.
     target = gold / "answer.sql"

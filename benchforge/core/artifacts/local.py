@@ -5,16 +5,22 @@ recorded ``{"sha256", "size", "ino"}``. A write fills a temp file next to the ta
 fsyncs it, writes the sidecar, then ``os.replace``s the temp file into place, so readers
 see either the old or the new file, never a partial one. The recorded inode lets a reader
 that races a writer tell "sidecar already updated, data not yet" from real corruption.
+Writers of one key take a lock (one of a fixed set of lock files under the checksum folder),
+so two processes writing different content to one key cannot leave one's data under the
+other's sidecar.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
+import fcntl
+import hashlib
 import io
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, NamedTuple
 
@@ -35,6 +41,9 @@ from benchforge.core.errors import ArtifactError, ArtifactNotFound, ChecksumMism
 
 # How long a reader waits for a concurrent writer to finish swapping data and sidecar.
 _SETTLE_SECONDS = 2.0
+# Writers lock one of this many files, chosen by the key's hash: bounded, never cleaned up.
+_WRITER_LOCKS = 64
+_LOCK_FOLDER = ".writer-locks"
 
 
 class _Record(NamedTuple):
@@ -98,12 +107,25 @@ class LocalArtifactStore(ArtifactStore):
             with temp_file_next_to(target) as (fh, tmp):
                 sha, size = fill(fh)
                 ino = commit_temp(fh, tmp)
-                self._write_sidecar(key, _Record(sha, size, ino))
-                os.replace(tmp, target)
+                with self._writer_lock(key):
+                    self._write_sidecar(key, _Record(sha, size, ino))
+                    os.replace(tmp, target)
             _fsync_dir(target.parent)
         except OSError as exc:
             raise _oserror("write", target, exc) from exc
         return ArtifactInfo(key=key, size=size, sha256=sha, uri=str(target))
+
+    @contextlib.contextmanager
+    def _writer_lock(self, key: str) -> Iterator[None]:
+        folder = self.root / CHECKSUM_DIR / _LOCK_FOLDER
+        folder.mkdir(parents=True, exist_ok=True)
+        slot = int(hashlib.sha256(key.encode()).hexdigest(), 16) % _WRITER_LOCKS
+        with open(folder / f"{slot:02d}.lock", "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _write_sidecar(self, key: str, record: _Record) -> None:
         sidecar = self._sidecar(key)
