@@ -116,6 +116,18 @@ def build_agent(spec: str, solutions: SolutionProvider = _no_solutions) -> Agent
 DEFAULT_REAL_MODEL = "gpt-4.1-mini"
 
 
+def own_mock_models(spellings: list[str]) -> dict[str, list[str]]:
+    """Each agent's own mock script (``register_agent(mock_model=...)``), for a run that names
+    no model and has no API key: react-de runs its DE script and react-da its DA script, not
+    each the other's too. Agents without one are left out (they run the run's models)."""
+    pairing = {}
+    for spelling in spellings:
+        entry = agent_entry(spelling.partition("=")[0])
+        if entry is not None and entry.mock_model:
+            pairing[spelling] = [entry.mock_model]
+    return pairing
+
+
 def default_models(spellings: list[str], has_api_key: bool) -> list[str]:
     """The models a run uses when it names none: with an API key a real default model, else
     each model-calling agent's own mock script (``register_agent(mock_model=...)``), so

@@ -136,13 +136,12 @@ def run_command(args: argparse.Namespace) -> int:
 
     check_share(args.max_infra_error_share)
     has_key = load_settings().openai_api_key is not None
-    args.model = resolve_models(args.agent, args.model or [], has_key)
     preflight(
         args.tasks_root,
         args.suite,
         args.task or None,
         args.agent,
-        args.model,
+        resolve_models(args.agent, args.model or [], has_key),
         parse_datasets(args.dataset),
     )
     use_prefect(args.verbose)

@@ -140,6 +140,9 @@ class CheckedKind:
     run_id: str
     models: list[str]
     request: CheckedRequest
+    # What run_suite is asked for: [] when the kind names no models and there is no API key,
+    # so each model-calling agent runs its own mock script (``models`` is their union).
+    requested_models: list[str]
 
     def task_ids_of(self, suite: str) -> list[str] | None:
         """The ids of the kind's tasks in ``suite`` when it names some (else all: None)."""
@@ -169,7 +172,10 @@ def check_nightly(
             )
         except ConfigError as err:
             raise ConfigError(f"run kind {kind.name}: {err}") from None
-        checked.append(CheckedKind(kind, kind_run_id, models, request))
+        own_scripts = kind.models is None and kind.mock_models is None and not has_key
+        checked.append(
+            CheckedKind(kind, kind_run_id, models, request, [] if own_scripts else models)
+        )
     return checked
 
 
@@ -350,7 +356,7 @@ def _kind_run(checked: CheckedKind, options: NightOptions, work: Path) -> KindRu
     summary = kept(run_suite)(
         suites=kind.suites,
         agents=kind.agents,
-        models=checked.models,
+        models=checked.requested_models,
         epochs=kind.epochs,
         concurrency=options.concurrency,
         run_id=checked.run_id,

@@ -23,7 +23,7 @@ from benchforge.flows.rebuild import rebuild_datasets
 from benchforge.flows.report import report
 from benchforge.flows.runs import run_suite, score_run
 from benchforge.flows.verify import verify_tasks
-from benchforge.harness.preflight import check_request, resolve_models
+from benchforge.harness.preflight import check_request, model_pairing, resolve_models
 
 FLOWS: dict[str, Flow[Any, Any]] = {
     f.name: f
@@ -49,7 +49,7 @@ def _check_run_suite(p: Mapping[str, Any]) -> None:
     has_key = load_settings().openai_api_key is not None
     agents = list(p["agents"])
     models = resolve_models(agents, list(p.get("models") or []), has_key)
-    check_request(
+    request = check_request(
         p.get("tasks_root", "task_specs"),
         list(p["suites"]),
         p.get("task_ids"),
@@ -58,6 +58,7 @@ def _check_run_suite(p: Mapping[str, Any]) -> None:
         dict(p.get("datasets") or {}),
         has_key,
     )
+    model_pairing(request, list(p.get("models") or []), has_key)
 
 
 REQUEST_CHECKS: dict[str, Callable[[Mapping[str, Any]], None]] = {

@@ -29,9 +29,12 @@ def expand(
     models: Sequence[str],
     epochs: int,
     datasets: Mapping[str, Path | None],
+    agent_models: Mapping[str, Sequence[str]] | None = None,
 ) -> list[TrialPlan]:
     """``agents`` maps each CLI spelling to its agent; ``datasets`` maps a task key to its
-    local dataset folder."""
+    local dataset folder. A model-calling agent runs every one of ``models``, or, when
+    ``agent_models`` names its spelling, only the models named there (each agent's own mock
+    script when a run names no model)."""
     check_pairings(tasks, agents)
     plans = []
     for task in tasks:
@@ -40,7 +43,8 @@ def expand(
             if not supports(agent, task):
                 continue
             digest = config_hash(agent.config)
-            for model in models if agent.uses_model else [NO_MODEL]:
+            own = (agent_models or {}).get(agent_spec, models)
+            for model in own if agent.uses_model else [NO_MODEL]:
                 for epoch in range(epochs):
                     key = TrialKey(
                         suite=spec.suite,

@@ -32,7 +32,7 @@ from benchforge.harness.identity import check_rerun, run_identity
 from benchforge.harness.infra_errors import tally_infra_errors
 from benchforge.harness.matrix import chunked, expand
 from benchforge.harness.models import ChunkSummary, RunSummary, TrialPlan
-from benchforge.harness.preflight import check_request, resolve_models
+from benchforge.harness.preflight import check_request, model_pairing, resolve_models
 from benchforge.harness.sandbox_policy import hidden_paths, work_root
 from benchforge.harness.store import RunStore
 
@@ -115,6 +115,7 @@ def planned_run(
         has_key,
     )
     tasks, agents = checked.tasks, checked.agents
+    pairing = model_pairing(checked, request.models, has_key)
     work = work_root(settings)
     dataset_dirs = resolve_datasets(tasks, request.datasets, work, synthesize=synthesize)
     heldout_dirs = (
@@ -154,7 +155,14 @@ def planned_run(
         if previous is None:
             run.write_spec(spec)
         trials = with_dataset_roles(
-            expand(tasks, agents, models, request.epochs, primary_datasets(tasks, dataset_dirs)),
+            expand(
+                tasks,
+                agents,
+                models,
+                request.epochs,
+                primary_datasets(tasks, dataset_dirs),
+                agent_models=pairing,
+            ),
             tasks,
             dataset_dirs,
         )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchforge.agents.protocol import Agent
-from benchforge.agents.registry import build_agent, default_models
+from benchforge.agents.registry import build_agent, default_models, own_mock_models
 from benchforge.core.artifacts import LAYOUT, open_store
 from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import ConfigError
@@ -73,6 +73,25 @@ def resolve_models(agents: list[str], models: list[str], has_api_key: bool) -> l
     except ConfigError:
         return []  # check_request names the bad agent
     return default_models(agents, has_api_key) if calls_model else []
+
+
+def model_pairing(
+    request: CheckedRequest, named_models: list[str], has_api_key: bool
+) -> dict[str, list[str]] | None:
+    """Which models each agent runs: None when every model-calling agent runs all the run's
+    models (some were named, or there is an API key); else each its own mock script, and an
+    agent without one is refused rather than run under another agent's script."""
+    if named_models or has_api_key:
+        return None
+    own = own_mock_models(list(request.agents))
+    lacking = [s for s, a in request.agents.items() if a.uses_model and s not in own]
+    if lacking:
+        raise ConfigError(
+            f"agent {', '.join(map(repr, lacking))} calls a model and has no mock script of its "
+            "own, and no model was named: name one with --model (every model-calling agent "
+            "runs it), or give an API key"
+        )
+    return own
 
 
 def check_models(models: list[str], uses_model: bool, has_api_key: bool) -> None:

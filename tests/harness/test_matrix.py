@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from benchforge.agents.protocol import Agent
-from benchforge.agents.registry import build_agent
+from benchforge.agents.registry import build_agent, own_mock_models
 from benchforge.core.errors import ConfigError
 from benchforge.evaluation.tasks.loader import load_task
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.matrix import NO_MODEL, chunked, expand, supports
+from benchforge.harness.preflight import CheckedRequest, model_pairing, resolve_models
 from tests.paths import FIXTURES
 
 DE_TASKS = FIXTURES / "task_specs" / "de-mini"
@@ -71,3 +72,36 @@ def test_an_agent_that_acts_on_no_task_is_refused() -> None:
         expand(de_only, _agents("oracle", "react-da"), [MODEL], epochs=1, datasets={})
     plans = expand(de_only, _agents("oracle", "react-de"), [MODEL], epochs=1, datasets={})
     assert len(plans) == 4
+
+
+def test_a_run_naming_no_model_pairs_each_agent_with_its_own_mock_script() -> None:
+    """No --model and no API key: react-da runs its own script; an agent that has none
+    (react-de: its scripts are per task) is refused instead of being run under react-da's
+    (a mixed DE + DA run paired every agent with every default script)."""
+    tasks = _tasks()
+    spellings = ["react-da", "oracle", "null"]
+    own = own_mock_models(spellings)
+    assert list(own) == ["react-da"] and own["react-da"][0].startswith("mock-script:")
+    models = resolve_models(spellings, [], has_api_key=False)
+    assert models == own["react-da"]
+    request = CheckedRequest(tasks=tasks, agents=_agents(*spellings))
+    pairing = model_pairing(request, [], has_api_key=False)
+    plans = expand(tasks, request.agents, models, 1, {}, agent_models=pairing)
+    assert sorted({(p.key.agent, p.key.model) for p in plans}) == [
+        ("null", NO_MODEL),
+        ("oracle", NO_MODEL),
+        ("react-da", own["react-da"][0]),
+    ]
+    assert len(plans) == 3 + 3 + 1
+
+    mixed = CheckedRequest(tasks=tasks, agents=_agents("react-de", "react-da"))
+    with pytest.raises(ConfigError, match=r"'react-de' calls a model and has no mock script"):
+        model_pairing(mixed, [], has_api_key=False)
+    # a named model (or an API key's default) is run by every model-calling agent
+    assert model_pairing(mixed, [MODEL], has_api_key=False) is None
+    assert model_pairing(mixed, [], has_api_key=True) is None
+    named = expand(tasks, mixed.agents, [MODEL], 1, {}, agent_models=None)
+    assert {(p.key.agent, p.key.model) for p in named} == {
+        ("react-de", MODEL),
+        ("react-da", MODEL),
+    }
