@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from benchforge.agents.protocol import Agent
+from benchforge.core.plugins import load_plugins
 from benchforge.core.records import TrialKey
 
 SolutionProvider = Callable[[TrialKey], Path | None]
@@ -120,9 +121,11 @@ def _class_factory(cls: Any, *, with_config: bool) -> AgentFactory:
 
 
 def registered_agents() -> list[AgentEntry]:
-    """Every registered agent, in listing order."""
+    """Every registered agent, in listing order (plugins' agents included)."""
+    load_plugins()
     return sorted(_AGENTS.values(), key=lambda entry: (entry.order, entry.name))
 
 
 def agent_entry(name: str) -> AgentEntry | None:
+    load_plugins()
     return _AGENTS.get(name)

@@ -28,6 +28,7 @@ from benchforge.cli import (
     task,
 )
 from benchforge.core.errors import BenchforgeError
+from benchforge.core.plugins import load_plugins
 
 DESCRIPTION = """\
 Benchforge builds, runs and scores benchmarks for data agents.
@@ -104,6 +105,7 @@ def _bad_flow_parameters(err: Exception) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        load_plugins()  # BENCHFORGE_PLUGINS and entry points: a bad one is named up front
         return int(args.func(args))
     except BenchforgeError as err:
         print(f"benchforge: error: {err}", file=sys.stderr)

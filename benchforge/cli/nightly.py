@@ -99,7 +99,7 @@ def nightly_command(args: argparse.Namespace) -> int:
         )
     for domain, location in sorted(result.datasets.items()):
         print(f"dataset {domain}: {location}")
-        print(f"gold {domain}: {result.gold[domain]}")
+        print(f"gold {domain}: {result.gold.get(domain, '(no repository: none built)')}")
     if result.calibration is not None:
         state = "ran" if result.calibration.ran else "skipped (judge, prompts, rubrics unchanged)"
         print(f"judge calibration: {state}")

@@ -51,6 +51,10 @@ class BenchforgeSettings(BaseSettings):
     aws_secret_access_key: SecretStr | None = None
     openai_base_url: str | None = None
     openai_api_key: SecretStr | None = None
+    mock_scripts_dir: Path | None = None
+    """More scripts for the mock server a run starts when it has no API key (``*.yaml`` named
+    by file stem, answered as ``mock-script:<stem>``, over the shipped ones): a plugin's or a
+    task author's scripted agents, run offline."""
     heldout_secret: SecretStr | None = None
     """Derives the held-out seeds DE tasks are scored on; default: a random key created once
     in the artifact store (``secrets/heldout.key``), out of every sandbox's sight."""

@@ -255,9 +255,12 @@ def nightly(
 
     # Gold per domain, on the dataset the runs resolved for the domain's tasks.
     by_domain = datasets_by_domain(tasks, dataset_dirs)
-    repos = {t.spec.dataset.domain: t.repo for t in reversed(tasks)}  # first task's
+    # (first task's repository; a family whose tasks are no repository has no gold build)
+    repos = {t.spec.dataset.domain: t.repo for t in reversed(tasks) if t.has_repo}
     gold: dict[str, str] = {}
     for domain, folder in by_domain.items():
+        if domain not in repos:
+            continue
         key = gold_key(domain, Path(folder), repos[domain])
         gold[domain] = (
             store.uri(key)
@@ -410,7 +413,10 @@ def nightly_markdown(
         "| domain | dataset | gold |",
         "|---|---|---|",
     ]
-    lines += [f"| {d} | `{datasets[d]}` | `{gold[d]}` |" for d in sorted(datasets)]
+    lines += [
+        f"| {d} | `{datasets[d]}` | {f'`{gold[d]}`' if d in gold else '(no repository)'} |"
+        for d in sorted(datasets)
+    ]
     for done in runs:
         lines += [
             "",

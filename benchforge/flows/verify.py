@@ -22,6 +22,7 @@ from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.tasks import LoadedTask, load_tasks
 from benchforge.flows.datasets import heldout_dataset, resolve_datasets, resolve_heldout
 from benchforge.harness.concurrent_check import ConcurrentScores, score_concurrently
+from benchforge.harness.datasets import roles_of
 from benchforge.harness.judging import judge_session
 
 
@@ -84,17 +85,20 @@ def verify_one(
     visible_dataset: str | None = None,
     judge: Judge | None = None,
     claim_datasets: list[str] | None = None,
+    datasets: dict[str, str] | None = None,
 ) -> TaskVerification:
     """The task's family's checks (the DE families: their mutation catalogue and the
     reward-hack catalogue, where they apply; judged families: the reference output high, the
     empty one 0, a report with wrong anchor values losing exactly the items citing them; DA
-    tasks: their claims agree with the data, here and on ``claim_datasets``)."""
+    tasks: their claims agree with the data, here and on ``claim_datasets``). ``datasets``:
+    the task's datasets by role, on the seed verified on."""
     visible = Path(visible_dataset) if visible_dataset else None
     options = VerifyOptions(
         mutations=mutations,
         hacks=hacks,
         visible_dataset=visible,
         claim_datasets=tuple(Path(d) for d in claim_datasets or []),
+        datasets={role: Path(folder) for role, folder in (datasets or {}).items()},
     )
     family = family_of(loaded)
     if family.judged:
@@ -181,6 +185,7 @@ def verify_tasks(
                     str(visible) if use_heldout else None,
                     judge,
                     twins.get(loaded.key),
+                    roles_of(loaded, heldout_dirs if use_heldout else visible_dirs),
                 )
             )
         for loaded, future in zip(tasks, futures, strict=True):

@@ -26,6 +26,7 @@ from benchforge.core.sandbox import SandboxBackend, default_backend
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.tasks.loader import load_task
 from benchforge.evaluation.tasks.models import LoadedTask
+from benchforge.harness.datasets import roles_of
 from benchforge.harness.executor import LimitedSandbox, RunContext, run_chunk
 from benchforge.harness.models import ChunkScores, ChunkSummary, TrialPlan
 from benchforge.harness.scoring import GoldCache, ScoreMemo, score_trial, scoring_error
@@ -136,6 +137,8 @@ def score_trials(
         loaded = tasks[ident]
         dataset = spec.datasets.get(loaded.key)
         heldout = spec.heldout_datasets.get(loaded.key)
+        roles = {r: Path(f) for r, f in roles_of(loaded, spec.datasets).items()}
+        heldout_roles = {r: Path(f) for r, f in roles_of(loaded, spec.heldout_datasets).items()}
         try:
             score = score_trial(
                 run,
@@ -151,6 +154,8 @@ def score_trials(
                 judge=judge,
                 show_heldout_examples=show_heldout_examples,
                 visible_too=visible_scores,
+                roles=roles,
+                heldout_roles=heldout_roles,
             )
         except Exception as exc:  # this trial's scoring failed, not the run's
             score = scoring_error(result, exc)

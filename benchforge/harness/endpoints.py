@@ -25,7 +25,7 @@ def llm_endpoint(settings: BenchforgeSettings, use_mock: bool) -> Iterator[str |
     if not use_mock:
         yield settings.openai_base_url
         return
-    with run_server(config=MockServerConfig()) as handle:
+    with run_server(config=MockServerConfig(scripts_dir=settings.mock_scripts_dir)) as handle:
         yield handle.url
 
 

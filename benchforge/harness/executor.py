@@ -251,16 +251,18 @@ def rebuild_workspace(run: RunStore, result: TrialResult, dest: Path) -> Path:
 async def _agent_data(
     task: LoadedTask, plan: TrialPlan, ctx: RunContext
 ) -> tuple[Path | None, dict[str, Path]]:
-    """The data folders the agent gets: its task's (primary) dataset, or what its family
-    prepares from it (the analysis-ready marts of a DA task, built once and cached on disk by
-    the family); and every dataset of the task by role, the primary one as prepared."""
+    """The data folders the agent gets: every dataset of the task by role, each as its family
+    prepares it (the analysis-ready marts of a DA task, built once and cached on disk by the
+    family), and the primary one among them."""
     roles = {role: Path(folder) for role, folder in plan.dataset_dirs.items()}
-    if not plan.dataset_dir:
-        return None, roles
-    dataset = Path(plan.dataset_dir)
+    primary = task.spec.primary_role
+    if plan.dataset_dir:
+        roles[primary] = Path(plan.dataset_dir)
     if ctx.work is not None:
-        dataset = await asyncio.to_thread(family_of(task).agent_data, task, dataset, ctx.work)
-    return dataset, roles | {task.spec.primary_role: dataset}
+        family, work = family_of(task), ctx.work
+        for role, folder in roles.items():
+            roles[role] = await asyncio.to_thread(family.agent_data, task, folder, work, role)
+    return roles.get(primary) if plan.dataset_dir else None, roles
 
 
 async def run_trial(

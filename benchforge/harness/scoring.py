@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -55,13 +55,19 @@ class GoldCache:
     def __init__(self, work: Path) -> None:
         self.work = work
         self._lock = threading.Lock()
-        self._gold: dict[tuple[str, str], Any] = {}
+        self._gold: dict[tuple[str, str, str], Any] = {}
 
-    def get(self, task: LoadedTask, dataset_dir: Path) -> Any:
-        ident = (task.key, str(dataset_dir))
+    def get(
+        self, task: LoadedTask, dataset_dir: Path, datasets: Mapping[str, Path] | None = None
+    ) -> Any:
+        """``datasets``: every role -> folder, for a task with several (see ``prepare_gold``)."""
+        roles = sorted((role, str(folder)) for role, folder in (datasets or {}).items())
+        ident = (task.key, str(dataset_dir), repr(roles))
         with self._lock:
             if ident not in self._gold:
-                self._gold[ident] = family_of(task).prepare_gold(task, dataset_dir, self.work)
+                self._gold[ident] = family_of(task).prepare_gold(
+                    task, dataset_dir, self.work, datasets=datasets
+                )
             return self._gold[ident]
 
 
@@ -138,11 +144,15 @@ def score_trial(
     judge: Judge | None = None,
     show_heldout_examples: bool = False,
     visible_too: bool = True,
+    roles: Mapping[str, Path] | None = None,
+    heldout_roles: Mapping[str, Path] | None = None,
 ) -> TrialScore:
     """Scores one finished trial by its task's family. With ``heldout_dir`` the metrics are
     those on the held-out dataset, and (``visible_too``) the visible dataset's are kept beside
     them (``TrialScore.visible``); the held-out score's breakdown keeps nothing that shows the
-    held-out data (DE: example rows) unless ``show_heldout_examples``."""
+    held-out data (DE: example rows) unless ``show_heldout_examples``. ``roles`` and
+    ``heldout_roles``: a task's datasets by role (visible and held-out), for a family that
+    scores over several."""
     if result.status == "infra_error":
         return trial_score(result, "infra_error", detail=result.error)
     family = family_of(task)
@@ -162,22 +172,34 @@ def score_trial(
         digest = tree_digest(submission)
         visible = dataset_dir if visible_too or heldout_dir is None else None
         datasets = {"heldout": heldout_dir, "visible": visible}
+        role_maps = {"heldout": dict(heldout_roles or {}), "visible": dict(roles or {})}
         for label, data in ((k, v) for k, v in datasets.items() if v is not None):
+            by_role = role_maps[label] or None
 
-            def compute(label: str = label, data: Path = data) -> SubmissionScore:
+            def compute(
+                label: str = label, data: Path = data, by_role: dict[str, Path] | None = by_role
+            ) -> SubmissionScore:
                 return family.score(
                     task,
                     submission,
-                    gold.get(task, data),
+                    gold.get(task, data, by_role),
                     data,
                     trial_work / f"score-{label}",
                     sandbox=sandbox,
                     unsandboxed=unsandboxed,
                     answer=result.answer,
+                    datasets=by_role,
                     **judged,
                 )
 
-            ident = (task.key, str(data), str(unsandboxed), digest, result.answer or "")
+            ident = (
+                task.key,
+                str(data),
+                repr(sorted((by_role or {}).items())),
+                str(unsandboxed),
+                digest,
+                result.answer or "",
+            )
             scores[label] = memo.score(ident, compute)
     finally:
         shutil.rmtree(trial_work, ignore_errors=True)

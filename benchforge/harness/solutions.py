@@ -11,6 +11,7 @@ from pathlib import Path
 from benchforge.core.records import TrialKey
 from benchforge.evaluation.families import family_of
 from benchforge.evaluation.tasks.loader import load_task
+from benchforge.harness.datasets import roles_of
 
 
 class GoldSolutions:
@@ -25,7 +26,7 @@ class GoldSolutions:
     ) -> None:
         self.task_folders = task_folders
         self.work = work
-        self.datasets = datasets or {}  # task key -> the dataset its trials run on
+        self.datasets = datasets or {}  # the run's dataset map (task key, and key#role)
         self._lock = threading.Lock()
         self._built: dict[tuple[str, str, str], Path | None] = {}
 
@@ -42,4 +43,7 @@ class GoldSolutions:
             return None
         task = load_task(folder)
         dataset = self.datasets.get(task.key)
-        return family_of(task).solution(task, self.work, Path(dataset) if dataset else None)
+        roles = {role: Path(folder) for role, folder in roles_of(task, self.datasets).items()}
+        return family_of(task).solution(
+            task, self.work, Path(dataset) if dataset else None, datasets=roles or None
+        )

@@ -2,7 +2,9 @@
 it does not is a broken task, not a weak agent.
 
 It is the only agent that sees a solution: the runner hands it a ``SolutionProvider`` (built
-from the gold repositories) instead of putting anything gold into the workspace.
+from the gold repositories) instead of putting anything gold into the workspace. A solution
+folder holding ``ANSWER`` (``SOLUTION_ANSWER_FILE``) is a family's reference answer: the
+oracle returns it as its answer.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from pydantic import BaseModel, ConfigDict
 
 from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
 from benchforge.agents.registration import AgentResources, SolutionProvider, register_agent
+from benchforge.core.records.trials import SOLUTION_ANSWER_FILE
 
 __all__ = ["OracleAgent", "OracleConfig", "SolutionProvider", "oracle"]
 
 # Build outputs only: a solution's dbt_packages/ are the task's vendored packages.
-_IGNORED = shutil.ignore_patterns("target", "logs", ".user.yml")
+_IGNORED = shutil.ignore_patterns("target", "logs", ".user.yml", SOLUTION_ANSWER_FILE)
 
 
 class OracleConfig(BaseModel):
@@ -45,6 +48,9 @@ class OracleAgent:
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(solution, target, ignore=_IGNORED)
+        answer_file = solution / SOLUTION_ANSWER_FILE
+        if answer_file.is_file():  # a family scoring the answer: the reference answer
+            return AgentOutcome(termination="finished", answer=answer_file.read_text().strip())
         return AgentOutcome(termination="finished", answer=f"applied the solution {solution.name}")
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchforge.agents.tools.tool import Tool, ToolOutcome
 from benchforge.core.errors import ConfigError
+from benchforge.core.plugins import load_plugins
 
 if TYPE_CHECKING:
     from benchforge.agents.protocol import TaskEnvironment
@@ -68,6 +69,7 @@ class Toolset:
 _lock = threading.RLock()
 _toolsets: dict[str, Toolset] = {}
 _builtins_loaded = False
+_builtins_done = False
 
 
 def register_toolset(toolset: Toolset) -> Toolset:
@@ -88,15 +90,18 @@ def unregister_toolset(name: str) -> None:
 
 
 def _load_builtins() -> None:
-    global _builtins_loaded
+    """The shipped toolset modules, then the plugins (``benchforge.core.plugins``)."""
+    global _builtins_loaded, _builtins_done
     with _lock:
-        if _builtins_loaded:
-            return
-        _builtins_loaded = True
-        package = importlib.import_module("benchforge.agents.tools")
-        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-            if info.name not in ("toolsets", "tool") and not info.name.startswith("_"):
-                importlib.import_module(f"{package.__name__}.{info.name}")
+        if not _builtins_loaded:
+            _builtins_loaded = True
+            package = importlib.import_module("benchforge.agents.tools")
+            for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+                if info.name not in ("toolsets", "tool") and not info.name.startswith("_"):
+                    importlib.import_module(f"{package.__name__}.{info.name}")
+            _builtins_done = True
+    if _builtins_done:  # not while a shipped module registers: plugins come after them all
+        load_plugins()
 
 
 def toolset(name: str) -> Toolset:

@@ -107,6 +107,11 @@ class Step(BaseModel):
     )
 
 
+SOLUTION_ANSWER_FILE = "ANSWER"
+"""In a reference solution folder: the answer the oracle returns (for families that score an
+answer); it is not copied into the submission."""
+
+
 class TrialResult(BaseModel):
     """Everything about one trial, written as the trial's result artifact once it is over."""
 

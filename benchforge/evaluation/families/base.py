@@ -12,7 +12,7 @@ agents, and a family with new tools adds a toolset module there beside its famil
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
@@ -51,6 +51,8 @@ class VerifyOptions(BaseModel):
     visible_dataset: Path | None = None  # with a held-out ``dataset_dir``: what agents see
     # more datasets for the checks that need no judge (da_open: claims against the data)
     claim_datasets: tuple[Path, ...] = ()
+    # every role of the task -> the folder verified on (the primary one is ``dataset_dir``)
+    datasets: dict[str, Path] = {}
 
 
 class SubmissionScore(BaseModel):
@@ -123,9 +125,17 @@ class TaskFamily(Protocol):
         """Writes what the agent receives into ``dest`` (``TASK.md`` is written for it)."""
         ...
 
-    def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Any:
-        """What submissions are scored against on ``dataset_dir``, built (or reused) under
-        ``work``; passed back to ``score`` as is."""
+    def prepare_gold(
+        self,
+        task: LoadedTask,
+        dataset_dir: Path,
+        work: Path,
+        datasets: Mapping[str, Path] | None = None,
+    ) -> Any:
+        """What submissions are scored against on ``dataset_dir`` (the primary role's
+        folder), built (or reused) under ``work``; passed back to ``score`` as is.
+        ``datasets``: every role of the task -> its folder on the same seed (the primary
+        one is ``dataset_dir``), for families whose tasks name several datasets."""
         ...
 
     def score(
@@ -139,12 +149,14 @@ class TaskFamily(Protocol):
         unsandboxed: bool = False,
         judge: Judge | None = None,
         answer: str | None = None,
+        datasets: Mapping[str, Path] | None = None,
     ) -> SubmissionScore:
         """Scores the ``submission`` folder; candidate code runs in ``sandbox`` (default: the
         machine's best) unless ``unsandboxed``. Judged families (``judged``) call ``judge``
         (the harness gives one; without it they raise ``UnsupportedTaskError``). ``answer``:
         what the agent returned when it finished (text or JSON; None when it gave none), for
-        families that score an answer rather than, or beside, files."""
+        families that score an answer rather than, or beside, files. ``datasets``: every role
+        -> its folder, as for ``prepare_gold``."""
         ...
 
     def verify(
@@ -160,11 +172,16 @@ class TaskFamily(Protocol):
         ...
 
     def solution(
-        self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
+        self,
+        task: LoadedTask,
+        work: Path,
+        dataset_dir: Path | None = None,
+        datasets: Mapping[str, Path] | None = None,
     ) -> Path | None:
         """The reference solution (a folder copied over ``submission``), or None; families
         whose reference depends on the data (DA reports cite anchor values) render it for
-        ``dataset_dir``, the trial's dataset."""
+        ``dataset_dir``, the trial's dataset (``datasets``: every role's). A file
+        ``ANSWER`` in it (``SOLUTION_ANSWER_FILE``) is the answer the oracle returns."""
         ...
 
     def scored_work(self, task: LoadedTask) -> ScoredWork | None:
@@ -172,9 +189,12 @@ class TaskFamily(Protocol):
         None where the family cannot say without scoring."""
         ...
 
-    def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
-        """The data folder a trial's agent gets (``TaskEnvironment.data_dir``): the dataset
-        itself for DE tasks; analysis-ready marts built from it for DA tasks."""
+    def agent_data(
+        self, task: LoadedTask, dataset_dir: Path, work: Path, role: str | None = None
+    ) -> Path:
+        """The data folder a trial's agent gets for the dataset of ``role`` (None: the
+        primary one; ``TaskEnvironment.data_dir`` and ``data_dirs``): the dataset itself for
+        DE tasks; analysis-ready marts built from it for DA tasks. Called once per role."""
         ...
 
     def judged_output(self, task: LoadedTask, workspace: Path) -> Path | None:
@@ -229,7 +249,13 @@ class FamilyBase:
     def materials(self, task: LoadedTask, dest: Path) -> None:
         return None
 
-    def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Any:
+    def prepare_gold(
+        self,
+        task: LoadedTask,
+        dataset_dir: Path,
+        work: Path,
+        datasets: Mapping[str, Path] | None = None,
+    ) -> Any:
         raise UnsupportedTaskError(f"{self.name} tasks have no gold to score against")
 
     def score(
@@ -243,6 +269,7 @@ class FamilyBase:
         unsandboxed: bool = False,
         judge: Judge | None = None,
         answer: str | None = None,
+        datasets: Mapping[str, Path] | None = None,
     ) -> SubmissionScore:
         raise UnsupportedTaskError(f"{self.name} tasks are not scored: {self.unscored}")
 
@@ -257,14 +284,20 @@ class FamilyBase:
         raise UnsupportedTaskError(f"{self.name} tasks are not verified")
 
     def solution(
-        self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
+        self,
+        task: LoadedTask,
+        work: Path,
+        dataset_dir: Path | None = None,
+        datasets: Mapping[str, Path] | None = None,
     ) -> Path | None:
         return None
 
     def scored_work(self, task: LoadedTask) -> ScoredWork | None:
         return None
 
-    def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
+    def agent_data(
+        self, task: LoadedTask, dataset_dir: Path, work: Path, role: str | None = None
+    ) -> Path:
         return dataset_dir
 
     def judged_output(self, task: LoadedTask, workspace: Path) -> Path | None:

@@ -21,6 +21,7 @@ question, the names of its tables and the data.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +105,11 @@ class DaOpenFamily(FamilyBase):
         (report / ".keep").write_text("")
         (dest / QUESTION_FILE).write_text(question_text(spec))
 
-    def agent_data(self, task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
+    def agent_data(
+        self, task: LoadedTask, dataset_dir: Path, work: Path, role: str | None = None
+    ) -> Path:
+        if role not in (None, task.spec.primary_role):
+            return dataset_dir
         return analysis_db(task, dataset_dir, work)
 
     def prepare(self, task: LoadedTask, dataset_dir: Path, work: Path, dest: Path) -> PreparedTask:
@@ -141,7 +146,13 @@ class DaOpenFamily(FamilyBase):
             question=gold.question, rubric=gold.rubric, baselines=dict(gold.baselines)
         )
 
-    def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> DaGold:
+    def prepare_gold(
+        self,
+        task: LoadedTask,
+        dataset_dir: Path,
+        work: Path,
+        datasets: Mapping[str, Path] | None = None,
+    ) -> DaGold:
         return prepare_da_gold(task, dataset_dir, work)
 
     def score(
@@ -155,6 +166,7 @@ class DaOpenFamily(FamilyBase):
         unsandboxed: bool = False,
         judge: Judge | None = None,
         answer: str | None = None,
+        datasets: Mapping[str, Path] | None = None,
     ) -> SubmissionScore:
         """Judges ``submission/<report>`` (no candidate code runs, so no sandbox is used)."""
         if judge is None:
@@ -308,7 +320,11 @@ class DaOpenFamily(FamilyBase):
         )
 
     def solution(
-        self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
+        self,
+        task: LoadedTask,
+        work: Path,
+        dataset_dir: Path | None = None,
+        datasets: Mapping[str, Path] | None = None,
     ) -> Path | None:
         """The oracle's submission folder on ``dataset_dir`` (the trial's dataset): the
         reference rendered with that dataset's anchor values, as ``<report>``. Without a

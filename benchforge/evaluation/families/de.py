@@ -27,7 +27,7 @@ looks unintended (``authoring_warnings``: models of weight 0, no mutations yet).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +203,7 @@ class DeFamily(FamilyBase):
         unsandboxed: bool = False,
         judge: Judge | None = None,
         answer: str | None = None,
+        datasets: Mapping[str, Path] | None = None,
     ) -> SubmissionScore:
         score = score_task(
             task,
@@ -452,7 +453,13 @@ class DeImplFamily(DeFamily):
         make_skeleton(task.repo, dest / "repo", spec.workspace_include)
         self.copy_documents(task, dest, {"contract": "data_contract.yaml"})
 
-    def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> TaskGold:
+    def prepare_gold(
+        self,
+        task: LoadedTask,
+        dataset_dir: Path,
+        work: Path,
+        datasets: Mapping[str, Path] | None = None,
+    ) -> TaskGold:
         spec = spec_as(task, DeImplTask)
         folder = gold_cache(work / "gold", spec.domain, task.repo, dataset_dir)
         skeleton, received = _impl_materials(task, work / "materials" / spec.id)
@@ -465,7 +472,11 @@ class DeImplFamily(DeFamily):
         )
 
     def solution(
-        self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
+        self,
+        task: LoadedTask,
+        work: Path,
+        dataset_dir: Path | None = None,
+        datasets: Mapping[str, Path] | None = None,
     ) -> Path | None:
         """The gold as an agent would submit it (what verification scores, so the oracle's
         submission finds verification's kept score)."""
@@ -512,7 +523,13 @@ class DeEvolFamily(DeFamily):
         copy_repo(task.repo, dest / "repo")
         self.copy_documents(task, dest, {"change_request": "change_request.md"})
 
-    def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> TaskGold:
+    def prepare_gold(
+        self,
+        task: LoadedTask,
+        dataset_dir: Path,
+        work: Path,
+        datasets: Mapping[str, Path] | None = None,
+    ) -> TaskGold:
         spec = spec_as(task, DeEvolTask)
         cache = work / "gold"
         v1 = gold_cache(cache, spec.domain, task.repo, dataset_dir)
@@ -589,7 +606,11 @@ class DeEvolFamily(DeFamily):
         return FamilyScaffold(spec=spec)
 
     def solution(
-        self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
+        self,
+        task: LoadedTask,
+        work: Path,
+        dataset_dir: Path | None = None,
+        datasets: Mapping[str, Path] | None = None,
     ) -> Path | None:
         spec = spec_as(task, DeEvolTask)
         return _gold_v2(task, work / "solutions" / spec.suite / f"{spec.id}@{spec.version}")
@@ -673,7 +694,13 @@ class DeArchFamily(DeFamily):
         )
         return JudgedMaterial(question=gold.requirement, rubric=rubric)
 
-    def prepare_gold(self, task: LoadedTask, dataset_dir: Path, work: Path) -> ArchGold:
+    def prepare_gold(
+        self,
+        task: LoadedTask,
+        dataset_dir: Path,
+        work: Path,
+        datasets: Mapping[str, Path] | None = None,
+    ) -> ArchGold:
         spec = spec_as(task, DeArchTask)
         items = [FlatRubricItem.model_validate(i.model_dump()) for i in spec.rubric]
         return ArchGold(
@@ -695,6 +722,7 @@ class DeArchFamily(DeFamily):
         unsandboxed: bool = False,
         judge: Judge | None = None,
         answer: str | None = None,
+        datasets: Mapping[str, Path] | None = None,
     ) -> SubmissionScore:
         spec = spec_as(task, DeArchTask)
         blueprint = _read_text(submission.parent / spec.expected_output)
@@ -761,7 +789,11 @@ class DeArchFamily(DeFamily):
         )
 
     def solution(
-        self, task: LoadedTask, work: Path, dataset_dir: Path | None = None
+        self,
+        task: LoadedTask,
+        work: Path,
+        dataset_dir: Path | None = None,
+        datasets: Mapping[str, Path] | None = None,
     ) -> Path | None:
         spec = spec_as(task, DeArchTask)
         reference = task.file(spec.reference)

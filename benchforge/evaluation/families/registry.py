@@ -3,7 +3,8 @@
 Every module of this package (but ``base`` and ``registry``) is a family module that calls
 :func:`register` when imported; they are imported on the first lookup, so a new family is one
 new module and touches no other. Code elsewhere (a test's toy family, a plugin) registers its
-own the same way.
+own the same way; plugins named by ``BENCHFORGE_PLUGINS`` or entry points are imported
+on the first lookup too (``benchforge.core.plugins``).
 
 The loader validates ``task.yaml`` against :func:`spec_adapter`: the union of the registered
 families' spec models, discriminated by ``family``; the union is rebuilt when the registry
@@ -21,6 +22,7 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter
 
 from benchforge.core.errors import BenchforgeError
+from benchforge.core.plugins import load_plugins
 from benchforge.evaluation.families.base import TaskFamily
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
 
@@ -28,6 +30,7 @@ _NOT_FAMILIES = frozenset({"base", "registry"})
 _lock = threading.RLock()
 _families: dict[str, TaskFamily] = {}
 _builtins_loaded = False
+_builtins_done = False
 _adapter: tuple[tuple[str, ...], TypeAdapter[Any]] | None = None
 
 
@@ -36,15 +39,18 @@ class UnknownFamilyError(BenchforgeError):
 
 
 def _load_builtins() -> None:
-    global _builtins_loaded
+    """The shipped family modules, then the plugins (``benchforge.core.plugins``)."""
+    global _builtins_loaded, _builtins_done
     with _lock:
-        if _builtins_loaded:
-            return
-        _builtins_loaded = True
-        package = importlib.import_module(__package__ or "benchforge.evaluation.families")
-        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-            if info.name not in _NOT_FAMILIES and not info.name.startswith("_"):
-                importlib.import_module(f"{package.__name__}.{info.name}")
+        if not _builtins_loaded:
+            _builtins_loaded = True
+            package = importlib.import_module(__package__ or "benchforge.evaluation.families")
+            for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+                if info.name not in _NOT_FAMILIES and not info.name.startswith("_"):
+                    importlib.import_module(f"{package.__name__}.{info.name}")
+            _builtins_done = True
+    if _builtins_done:  # not while a shipped module registers: plugins come after them all
+        load_plugins()
 
 
 def register(family: TaskFamily) -> TaskFamily:
