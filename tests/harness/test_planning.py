@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
 from benchforge.agents.tools.de import sandbox_request
 from benchforge.core.artifacts import LAYOUT, open_store
+from benchforge.core.digest import folder_digest
 from benchforge.core.records import AgentLimits, RunSpec, TrialKey, TrialResult
 from benchforge.core.settings import load_settings
 from benchforge.evaluation.tasks import load_task
@@ -136,8 +137,18 @@ class _Seen(BaseModel):
     name: str = "data-lister"
 
 
+# Every role's dataset is what the scorer computes the gold from: an agent that could write
+# one (append a row, replace the warehouse, drop a file beside it) would choose its own gold.
+TAMPER = (
+    'for f in "$0"/*; do echo planted >> "$f" && echo "WROTE $f"; done; '
+    'touch "$0/planted.sql" && echo "CREATED"; '
+    'mv "$0/warehouse.duckdb" "$0/moved" && echo "MOVED"; true'
+)
+
+
 class DataLister:
-    """An agent that lists each of its data folders from inside its sandbox."""
+    """An agent that lists each of its data folders from inside its sandbox, and tries to
+    write into each (``TAMPER``): every role, not only the primary one, is read-only."""
 
     name = "data-lister"
     uses_model = False
@@ -147,12 +158,16 @@ class DataLister:
         self.roles: dict[str, Path] = {}
         self.data_dir: Path | None = None
         self.listed: dict[str, str] = {}
+        self.tampered: dict[str, str] = {}
 
     async def run(self, env: TaskEnvironment) -> AgentOutcome:
         self.roles, self.data_dir = dict(env.data_dirs), env.data_dir
         for role, folder in env.data_dirs.items():
             done = await env.sandbox.run_async(sandbox_request(env, ["ls", str(folder)]))
             self.listed[role] = done.stdout
+            tamper = sandbox_request(env, ["sh", "-c", TAMPER, str(folder)])
+            tried = await env.sandbox.run_async(tamper)
+            self.tampered[role] = tried.stdout + tried.stderr
         return AgentOutcome(termination="completed")
 
 
@@ -193,12 +208,17 @@ def test_a_task_with_two_datasets_by_role_versions_and_mounts_both(
         "archive": str(archive.resolve()),
     }
 
+    before = {folder: folder_digest(folder) for folder in (orders, archive)}
     agent = DataLister()
     asyncio.run(run_trial(trial, task, agent, None, context_for(plan.job)))
     assert agent.data_dir == orders.resolve()
     assert agent.roles == {"orders": orders.resolve(), "archive": archive.resolve()}
     for role in ("orders", "archive"):
         assert "warehouse.duckdb" in agent.listed[role], agent.listed
+        said = agent.tampered[role]
+        assert "WROTE" not in said and "CREATED" not in said and "MOVED" not in said, said
+        assert "Read-only file system" in said, said
+    assert {folder: folder_digest(folder) for folder in before} == before  # both untouched
 
 
 def test_every_synthesized_role_gets_its_held_out_twin(artifacts: Path, tmp_path: Path) -> None:
