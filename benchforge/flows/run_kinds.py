@@ -5,10 +5,10 @@ CLI and ``benchforge schedule add`` check a nightly's kinds before Prefect start
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from benchforge.agents.registry import DEFAULT_REAL_MODEL, AgentSpelling, default_models
 from benchforge.core.errors import ConfigError
@@ -48,6 +48,14 @@ class RunKind(BaseModel):
         description="also score each trial on the visible dataset (families with a held-out "
         "dataset: the _visible scores)",
     )
+
+    @field_validator("agents", mode="before")
+    @classmethod
+    def _yaml_null_is_the_null_agent(cls, agents: Any) -> Any:
+        # YAML reads an unquoted `null` (the do-nothing agent's name) as nothing
+        if isinstance(agents, list):
+            return ["null" if agent is None else agent for agent in agents]
+        return agents
 
 
 # The shipped nightly: the DE suite (executed and blueprint tasks), then the judged analysis

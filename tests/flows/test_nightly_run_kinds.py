@@ -168,6 +168,9 @@ def test_the_cli_reads_kinds_from_a_file_and_picks_some(tmp_path: Path) -> None:
     assert (de.suites, de.task_ids, de.epochs) == (["de-crm"], ["crm-impl-full"], 3)
     with pytest.raises(ConfigError, match="--kind nope: no such run kind"):
         run_kinds(_args("--kind", "nope"))
+    # YAML reads an unquoted null as nothing: in a list of agents it is the null agent
+    listed.write_text("- {name: alpha, suites: [de-crm], agents: [oracle, null]}\n")
+    assert read_run_kinds(listed)[0].agents == ["oracle", "null"]
     listed.write_text("- {name: alpha, suites: [de-crm], agents: [oracle], epoch: 2}\n")
     with pytest.raises(ConfigError, match=r"kinds.yaml: 0.epoch: Extra inputs"):
         read_run_kinds(listed)

@@ -251,7 +251,7 @@ def test_report_view_and_catalogue_show_the_family(
 def test_a_nightly_run_kind_runs_the_family(world: tuple[Path, dict[str, str]]) -> None:
     root, env = world
     kinds = root / "kinds.yaml"
-    kinds.write_text(f"- name: engine\n  suites: [{SUITE}]\n  agents: [oracle, 'null']\n")
+    kinds.write_text(f"- name: engine\n  suites: [{SUITE}]\n  agents: [oracle, null]\n")
     cli(env, root, "nightly", "--run-kinds", str(kinds), "--date", "2026-11-30")
     run = RunStore(open_store(str(root / "artifacts")), "nightly-2026-11-30")
     assert {s.key.agent: s.metrics["exact"] for s in run.read_scores()} == {
