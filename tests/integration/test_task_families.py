@@ -118,8 +118,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict
     yield root, env
 
 
-def cli(env: dict[str, str], cwd: Path, *args: str) -> str:
-    done = subprocess.run(
+def run_cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "benchforge.cli", *args],
         cwd=cwd,
         env=env,
@@ -128,6 +128,10 @@ def cli(env: dict[str, str], cwd: Path, *args: str) -> str:
         timeout=600,
         check=False,
     )
+
+
+def cli(env: dict[str, str], cwd: Path, *args: str) -> str:
+    done = run_cli(env, cwd, *args)
     assert done.returncode == 0, f"{args}: {done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done.stdout + done.stderr
 
@@ -139,14 +143,7 @@ def test_without_the_plugin_the_family_is_unknown_and_a_bad_plugin_is_named(
     with pytest.raises(UnknownFamilyError):
         get_family("engine_answer")
     env = {**os.environ, PLUGINS_ENV: "no_such_plugin_module"}
-    done = subprocess.run(
-        [sys.executable, "-m", "benchforge.cli", "task", "schema"],
-        env=env,
-        text=True,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_cli(env, tmp_path, "task", "schema")
     assert done.returncode == 2
     assert "plugin 'no_such_plugin_module' (named by BENCHFORGE_PLUGINS)" in done.stderr
 
@@ -158,15 +155,7 @@ def test_validate_names_the_file_and_field(world: tuple[Path, dict[str, str]]) -
     gold = root / "task_specs" / SUITE / TASK / "gold.py"
     gold.rename(gold.with_suffix(".gone"))
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "benchforge.cli", "task", "validate", str(gold.parent)],
-            cwd=root,
-            env=env,
-            text=True,
-            capture_output=True,
-            timeout=120,
-            check=False,
-        )
+        done = run_cli(env, root, "task", "validate", str(gold.parent))
         assert done.returncode != 0
         assert "task.yaml: gold: missing file 'gold.py'" in done.stdout + done.stderr
     finally:
