@@ -24,7 +24,7 @@ from benchforge.anonymize.report.models import (
     ThresholdResult,
 )
 from benchforge.anonymize.report.privacy import PrivacySection
-from benchforge.core.pages import render_page
+from benchforge.core.pages import Page
 
 TEMPLATES = Path(__file__).parent / "templates"
 NONE = "—"  # a value that was not measured
@@ -207,63 +207,33 @@ def _leaks(p: PrivacySection) -> list[Row]:
 
 
 def _k_anonymity(p: PrivacySection) -> list[Row]:
-    return [
-        (
-            [
-                k.table,
-                ", ".join(k.columns),
-                str(k.k_target),
-                str(k.min_k),
-                _f(k.share_below_k),
-                str(k.classes),
-                _f(k.prosecutor_ra),
-                _f(k.prosecutor_rb),
-                _f(k.prosecutor_rc),
-                NONE if k.min_l is None else f"{k.min_l} / {k.l_target}",
-                "yes" if k.satisfied else "NO",
-            ],
-            not k.satisfied,
-        )
-        for k in p.k_anonymity
-    ]
+    rows: list[Row] = []
+    for k in p.k_anonymity:
+        classes = [str(k.k_target), str(k.min_k), _f(k.share_below_k), str(k.classes)]
+        risks = [_f(k.prosecutor_ra), _f(k.prosecutor_rb), _f(k.prosecutor_rc)]
+        diversity = NONE if k.min_l is None else f"{k.min_l} / {k.l_target}"
+        verdict = "yes" if k.satisfied else "NO"
+        cells = [k.table, ", ".join(k.columns), *classes, *risks, diversity, verdict]
+        rows.append((cells, not k.satisfied))
+    return rows
 
 
 def _linkage(p: PrivacySection, limit: float) -> list[Row]:
-    return [
-        (
-            [
-                e.table,
-                ", ".join(e.known),
-                str(e.sampled),
-                str(e.candidates),
-                _f(e.rate),
-                _g(e.baseline),
-                _g(e.ratio),
-            ],
-            e.rate > limit,
-        )
-        for e in p.linkage
-    ]
+    rows: list[Row] = []
+    for e in p.linkage:
+        found = [str(e.sampled), str(e.candidates), _f(e.rate), _g(e.baseline), _g(e.ratio)]
+        rows.append(([e.table, ", ".join(e.known), *found], e.rate > limit))
+    return rows
 
 
 def _attacks(p: PrivacySection, limit: float) -> list[Row]:
-    return [
-        (
-            [
-                a.kind,
-                a.table,
-                str(a.attacks),
-                _f(a.attack_rate),
-                _f(a.control_rate),
-                _f(a.baseline_rate),
-                _f(a.risk),
-                f"[{_f(a.ci_low)}, {_f(a.ci_high)}]",
-                ", ".join(a.columns),
-            ],
-            a.risk > limit,
-        )
-        for a in p.attacks
-    ]
+    rows: list[Row] = []
+    for a in p.attacks:
+        rates = [_f(a.attack_rate), _f(a.control_rate), _f(a.baseline_rate), _f(a.risk)]
+        interval = f"[{_f(a.ci_low)}, {_f(a.ci_high)}]"
+        cells = [a.kind, a.table, str(a.attacks), *rates, interval, ", ".join(a.columns)]
+        rows.append((cells, a.risk > limit))
+    return rows
 
 
 def _reidentification(p: PrivacySection, limit: float) -> list[Row]:
@@ -292,6 +262,11 @@ def _benchmark(report: ReleaseReport) -> list[Row]:
         )
         for t in b.tasks
     ]
+
+
+RELEASE_PAGE = Page(
+    "release_report.html.j2", (TEMPLATES,), "anonymization", {"f": _f, "g": _g, "numeric": _numeric}
+)
 
 
 def render_html(report: ReleaseReport) -> str:
@@ -325,17 +300,7 @@ def render_html(report: ReleaseReport) -> str:
         "timings": [([k, f"{v:.3f}"], False) for k, v in report.seconds.items()],
     }
     title = f"Release report {report.dataset}: {'PASSED' if report.passed else 'REFUSED'}"
-    return render_page(
-        "release_report.html.j2",
-        [TEMPLATES],
-        page="anonymization",
-        title=title,
-        report=report,
-        s=sections,
-        f=_f,
-        g=_g,
-        numeric=_numeric,
-    )
+    return RELEASE_PAGE.render(title, report=report, s=sections)
 
 
 def write_report(report: ReleaseReport, folder: Path) -> tuple[Path, Path]:

@@ -7,7 +7,15 @@ report's templates) to :func:`page_environment`; a template names its page's par
 template the document around them.
 """
 
-from benchforge.core.pages.environment import page_environment, render_page
+from benchforge.core.pages.environment import Page, page_environment, render_page
 from benchforge.core.pages.plots import figure, plain_text, png_data_uri, svg_markup
 
-__all__ = ["figure", "page_environment", "plain_text", "png_data_uri", "render_page", "svg_markup"]
+__all__ = [
+    "Page",
+    "figure",
+    "page_environment",
+    "plain_text",
+    "png_data_uri",
+    "render_page",
+    "svg_markup",
+]

@@ -9,7 +9,8 @@ included, and reaches the page as text. Markup that must pass through unescaped 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +63,22 @@ def render_page(template: str, folders: Iterable[Path] = (), **context: Any) -> 
     """``template`` (a name under the shared templates or ``folders``) rendered with
     ``context``."""
     return page_environment(folders).get_template(template).render(**context)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One kind of page, declared once by its renderer: its template, the folders its
+    templates come from (``more_folders``: found when rendering, e.g. the registered task
+    families' partials), the ``kind`` the base template marks its body with, and the helpers
+    (functions, constants) its templates call. ``render`` adds a title and the page's data."""
+
+    template: str
+    folders: tuple[Path, ...]
+    kind: str
+    helpers: Mapping[str, Any] = field(default_factory=dict)
+    more_folders: Callable[[], Iterable[Path]] | None = None
+
+    def render(self, title: str, **data: Any) -> str:
+        folders = [*self.folders, *(self.more_folders() if self.more_folders else ())]
+        context = {**self.helpers, **data, "page": self.kind, "title": title}
+        return render_page(self.template, folders, **context)

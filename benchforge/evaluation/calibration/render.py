@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchforge.core.pages import figure, plain_text, png_data_uri, render_page
+from benchforge.core.pages import Page, figure, plain_text, png_data_uri
 from benchforge.evaluation.calibration.models import CalibrationReport, JudgeCalibration
 from benchforge.evaluation.calibration.stats import Figure, KindStats
 
@@ -218,22 +218,25 @@ def scatter_png(judge: JudgeCalibration) -> str | None:
     return png_data_uri(fig, dpi=90)
 
 
+CALIBRATION_PAGE = Page(
+    "calibration.html.j2",
+    (TEMPLATES,),
+    "calibration",
+    {
+        "mock_headline": MOCK_HEADLINE,
+        "mock_text": MOCK_TEXT,
+        "kind_titles": KIND_TITLES,
+        "figure_rows": figure_rows,
+        "group_rows": group_rows,
+        "money": _money,
+        "seconds": _seconds,
+        "percent": lambda value: f"{value:.0%}",
+        "scatter": scatter_png,
+    },
+)
+
+
 def to_html(report: CalibrationReport) -> str:
     """The report as one page (``templates/calibration.html.j2``), scatter plots inline."""
-    return render_page(
-        "calibration.html.j2",
-        [TEMPLATES],
-        page="calibration",
-        title="Judge calibration",
-        report=report,
-        mock_headline=MOCK_HEADLINE,
-        mock_text=MOCK_TEXT,
-        mock_models=_mock_models(report),
-        kind_titles=KIND_TITLES,
-        figure_rows=figure_rows,
-        group_rows=group_rows,
-        money=_money,
-        seconds=_seconds,
-        percent=lambda value: f"{value:.0%}",
-        scatter=scatter_png,
-    )
+    mock_models = _mock_models(report)
+    return CALIBRATION_PAGE.render("Judge calibration", report=report, mock_models=mock_models)

@@ -14,7 +14,7 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
-from benchforge.core.pages import render_page
+from benchforge.core.pages import Page
 from benchforge.evaluation.calibration.cases import CalibrationCase, CaseSet, write_cases
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -109,19 +109,19 @@ def write_sheet(cases: CaseSet, path: Path) -> Path:
     return path
 
 
+LABELLING_PAGE = Page(
+    "labelling.html.j2",
+    (TEMPLATES,),
+    "sheet",
+    {"criterion_text": criterion_text, "allowed_labels": allowed_labels},
+)
+
+
 def write_page(cases: CaseSet, path: Path) -> Path:
     """``labelling.html``: every case with its question, criterion and output, and where its
     label goes (``templates/labelling.html.j2``). Outputs are shown as plain text (escaped): a
     rater reads what the agent wrote, markup included, and nothing in it runs."""
-    page = render_page(
-        "labelling.html.j2",
-        [TEMPLATES],
-        page="sheet",
-        title="Labelling",
-        cases=cases,
-        criterion_text=criterion_text,
-        allowed_labels=allowed_labels,
-    )
+    page = LABELLING_PAGE.render("Labelling", cases=cases)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from benchforge.core.pages import render_page
+from benchforge.core.pages import Page
 from benchforge.evaluation.leaderboard import formatting as fmt
 from benchforge.evaluation.leaderboard import plots
 from benchforge.evaluation.leaderboard.models import Leaderboard, TrialIssue
@@ -362,6 +362,11 @@ def to_markdown(lb: Leaderboard) -> str:
 # --- HTML ----------------------------------------------------------------------------------
 
 
+LEADERBOARD_PAGE = Page(
+    "leaderboard.html.j2", (TEMPLATES,), "leaderboard", {"fmt": fmt, "issue_tables": ISSUE_TABLES}
+)
+
+
 def to_html(lb: Leaderboard) -> str:
     """One self-contained HTML page: banner, plots (inline SVG) and the tables."""
     plots_for = {
@@ -370,15 +375,7 @@ def to_html(lb: Leaderboard) -> str:
         "judged": [svg for svg in [plots.dimension_bars(lb)] if svg is not None],
     }
     sections = [s for s in SECTIONS if s[0] not in ("judged", "judges") or getattr(lb, s[0])]
-    return render_page(
-        "leaderboard.html.j2",
-        [TEMPLATES],
-        page="leaderboard",
-        title=("[MOCK LLM] " if lb.mock_llm_used else "") + lb.title,
-        lb=lb,
-        fmt=fmt,
-        tables=_tables(lb),
-        sections=sections,
-        plots=plots_for,
-        issue_tables=ISSUE_TABLES,
+    title = ("[MOCK LLM] " if lb.mock_llm_used else "") + lb.title
+    return LEADERBOARD_PAGE.render(
+        title, lb=lb, tables=_tables(lb), sections=sections, plots=plots_for
     )

@@ -198,15 +198,17 @@ def _error_line(text: str | None) -> str | None:
     return line if len(line) <= ERROR_LINE_CHARS else line[: ERROR_LINE_CHARS - 1] + "…"
 
 
+# A step's fields a step view shows as they are recorded.
+_STEP_AS_RECORDED = {
+    "index", "kind", "name", "seconds", "ok", "error", "prompt_tokens", "completion_tokens",
+    "cost_usd", "attempts", "cache_hit", "used_mock", "exit_code", "timed_out",
+}  # fmt: skip
+
+
 def step_view(step: Step, result: TrialResult) -> StepView:
     return StepView(
-        index=step.index,
-        kind=step.kind,
-        name=step.name,
+        **step.model_dump(include=_STEP_AS_RECORDED),
         offset_s=(step.started_at - result.started_at).total_seconds(),
-        seconds=step.seconds,
-        ok=step.ok,
-        error=step.error,
         interrupted=bool(step.interrupted),
         text=step.output,
         arguments=arguments_of(step.arguments) if step.arguments is not None else None,
@@ -214,14 +216,6 @@ def step_view(step: Step, result: TrialResult) -> StepView:
             ToolCallView(name=str(c.get("name", "?")), arguments=arguments_of(c.get("arguments")))
             for c in step.tool_calls
         ],
-        prompt_tokens=step.prompt_tokens,
-        completion_tokens=step.completion_tokens,
-        cost_usd=step.cost_usd,
-        attempts=step.attempts,
-        cache_hit=step.cache_hit,
-        used_mock=step.used_mock,
-        exit_code=step.exit_code,
-        timed_out=step.timed_out,
     )
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from benchforge.core.pages import render_page
+from benchforge.core.pages import Page
 from benchforge.evaluation.families.pages import detail_template, template_folders
 from benchforge.evaluation.leaderboard import formatting as fmt
 from benchforge.harness.browser.load import STATUSES, RunView, StepView, TrialStatus, TrialView
@@ -75,23 +75,6 @@ def _step_meta(step: StepView) -> str:
     if step.timed_out:
         meta.append("timed out")
     return " · ".join(meta)
-
-
-def _render(template: str, title: str, **context: Any) -> str:
-    return render_page(
-        template,
-        [TEMPLATES, *template_folders()],
-        page="run",
-        title=title,
-        fmt=fmt,
-        status_labels=STATUS_LABELS,
-        no_model=NO_MODEL,
-        no_model_text=NO_MODEL_TEXT,
-        no_model_tip=NO_MODEL_TIP,
-        filter_href=_filter_href,
-        score_text=_score_text,
-        **context,
-    )
 
 
 def _run_facts(view: RunView) -> list[tuple[str, object]]:
@@ -152,17 +135,40 @@ def _filters(view: RunView) -> list[tuple[str, str, list[tuple[str, str]]]]:
     ]
 
 
+# What every page of the site calls (templates/*.html.j2); the family partials come from the
+# registered families' template folders, looked up when a page is rendered.
+_SITE_HELPERS: dict[str, Any] = {
+    "fmt": fmt,
+    "status_labels": STATUS_LABELS,
+    "no_model": NO_MODEL,
+    "no_model_text": NO_MODEL_TEXT,
+    "no_model_tip": NO_MODEL_TIP,
+    "filter_href": _filter_href,
+    "score_text": _score_text,
+}
+INDEX_PAGE = Page("run_index.html.j2", (TEMPLATES,), "run", _SITE_HELPERS, template_folders)
+TRIAL_PAGE = Page(
+    "trial.html.j2",
+    (TEMPLATES,),
+    "run",
+    {
+        **_SITE_HELPERS,
+        "not_scored_reasons": NOT_SCORED_REASONS,
+        "step_meta": _step_meta,
+        "inline_argument_chars": INLINE_ARGUMENT_CHARS,
+        "folded_arguments_chars": FOLDED_ARGUMENTS_CHARS,
+    },
+    template_folders,
+)
+
+
 def index_page(view: RunView) -> str:
     """The run's front page: leaderboard, infra errors, and the filterable trial index."""
     heading = f"Run {view.run_id}"
     prefix = "[MOCK LLM] " if view.mock_llm_used else ""
-    return _render(
-        "run_index.html.j2",
-        prefix + heading,
-        heading=heading,
-        view=view,
-        run_facts=_run_facts(view),
-        filters=_filters(view),
+    facts, filters = _run_facts(view), _filters(view)
+    return INDEX_PAGE.render(
+        prefix + heading, heading=heading, view=view, run_facts=facts, filters=filters
     )
 
 
@@ -171,16 +177,12 @@ def trial_page_html(view: TrialView, run_id: str) -> str:
     row, key = view.row, view.row.key
     heading = f"{key.task_id} · {key.agent} · {key.model} · epoch {key.epoch}"
     prefix = "[MOCK LLM] " if row.used_mock_llm else ""
-    return _render(
-        "trial.html.j2",
+    back, partial = _filter_href("../", task=key.task_id), detail_template(row.family)
+    return TRIAL_PAGE.render(
         prefix + heading,
         heading=heading,
         view=view,
         run_id=run_id,
-        back=_filter_href("../", task=key.task_id),
-        detail_template=detail_template(row.family),
-        not_scored_reasons=NOT_SCORED_REASONS,
-        step_meta=_step_meta,
-        inline_argument_chars=INLINE_ARGUMENT_CHARS,
-        folded_arguments_chars=FOLDED_ARGUMENTS_CHARS,
+        back=back,
+        detail_template=partial,
     )

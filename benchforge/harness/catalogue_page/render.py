@@ -14,7 +14,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from benchforge.core.pages import render_page
+from benchforge.core.pages import Page
 from benchforge.harness.catalogue_page.difficulty import RULE as DIFFICULTY_RULE
 from benchforge.harness.catalogue_page.difficulty import TAG_PREFIX
 from benchforge.harness.catalogue_page.models import AgentResult, CatalogueEntry
@@ -73,6 +73,25 @@ def _summary(entries: list[CatalogueEntry]) -> str:
     return " · ".join(parts)
 
 
+CATALOGUE_PAGE = Page(
+    "catalogue.html.j2",
+    (TEMPLATES,),
+    "catalogue",
+    {
+        "tag_prefix": TAG_PREFIX,
+        "level_order": _LEVEL_ORDER,
+        "results_of": lambda entry: {(r.agent, r.model): r for r in entry.results},
+        "result_counts": _result_counts,
+        "result_title": _result_title,
+        "when": _when,
+        # The rule is this package's own constant and holds a <code> span: markup we wrote.
+        "difficulty_rule": Markup(DIFFICULTY_RULE),
+        "nodes_rule": NODES_RULE,
+        "results_rule": RESULTS_RULE,
+    },
+)
+
+
 def render_catalogue(
     entries: list[CatalogueEntry],
     title: str,
@@ -85,25 +104,13 @@ def render_catalogue(
     agents = sorted({(r.agent, r.model) for e in entries for r in e.results})
     headers = ["Task", "Family", "Suite", "Dataset", "Difficulty", "Nodes scored"]
     headers += [_agent_label(a, m) for a, m in agents] or ["Last results"]
-    return render_page(
-        "catalogue.html.j2",
-        [TEMPLATES],
-        page="catalogue",
-        title=title,
+    stamp = _when(generated_at or datetime.now(UTC))
+    return CATALOGUE_PAGE.render(
+        title,
         entries=entries,
         headers=headers,
         agents=agents,
         runs_source=runs_source,
         summary=_summary(entries),
-        stamp=_when(generated_at or datetime.now(UTC)),
-        tag_prefix=TAG_PREFIX,
-        level_order=_LEVEL_ORDER,
-        results_of=lambda entry: {(r.agent, r.model): r for r in entry.results},
-        result_counts=_result_counts,
-        result_title=_result_title,
-        when=_when,
-        # The rule is this package's own constant and holds a <code> span: markup we wrote.
-        difficulty_rule=Markup(DIFFICULTY_RULE),
-        nodes_rule=NODES_RULE,
-        results_rule=RESULTS_RULE,
+        stamp=stamp,
     )
