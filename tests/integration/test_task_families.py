@@ -217,6 +217,10 @@ def test_report_view_and_catalogue_show_the_family(
     root, env = world
     out = cli(env, root, "report", "eng")
     assert "exact" in out and "react" in out
+    # the leaderboard page carries the family's own section (its partial's leaderboard macro)
+    [board] = (root / "artifacts" / "runs" / "eng").rglob("leaderboard.html")
+    html = board.read_text()
+    assert "Answers over two engines" in html and "1 of 1" in html and "0 of 1" in html
     passed.add("report")
 
     site = tmp_path / "site"

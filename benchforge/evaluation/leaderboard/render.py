@@ -20,6 +20,7 @@ from html import escape
 from pathlib import Path
 
 from benchforge.core.pages import Page
+from benchforge.evaluation.families.pages import detail_template, template_folders
 from benchforge.evaluation.leaderboard import formatting as fmt
 from benchforge.evaluation.leaderboard import plots
 from benchforge.evaluation.leaderboard.models import Leaderboard, TrialIssue
@@ -362,8 +363,14 @@ def to_markdown(lb: Leaderboard) -> str:
 # --- HTML ----------------------------------------------------------------------------------
 
 
+# Family partials (a family's ``leaderboard(lb, tasks)`` macro, where its partial has one) come
+# from the registered families' template folders.
 LEADERBOARD_PAGE = Page(
-    "leaderboard.html.j2", (TEMPLATES,), "leaderboard", {"fmt": fmt, "issue_tables": ISSUE_TABLES}
+    "leaderboard.html.j2",
+    (TEMPLATES,),
+    "leaderboard",
+    {"fmt": fmt, "issue_tables": ISSUE_TABLES},
+    template_folders,
 )
 
 
@@ -376,6 +383,7 @@ def to_html(lb: Leaderboard) -> str:
     }
     sections = [s for s in SECTIONS if s[0] not in ("judged", "judges") or getattr(lb, s[0])]
     title = ("[MOCK LLM] " if lb.mock_llm_used else "") + lb.title
+    partials = [(f, detail_template(f)) for f in sorted({t.family for t in lb.tasks})]
     return LEADERBOARD_PAGE.render(
-        title, lb=lb, tables=_tables(lb), sections=sections, plots=plots_for
+        title, lb=lb, tables=_tables(lb), sections=sections, plots=plots_for, partials=partials
     )
