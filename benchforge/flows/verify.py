@@ -13,8 +13,9 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from benchforge.core.artifacts import open_store
 from benchforge.core.catalogue import catalogue as find_catalogue
-from benchforge.core.errors import BenchforgeError, ConfigError
+from benchforge.core.errors import ArtifactError, BenchforgeError, ConfigError
 from benchforge.core.records.verification import EMPTY, HACKS, REFERENCE, TaskVerification
 from benchforge.core.settings import load_settings
 from benchforge.evaluation.families import VerifyOptions, family_of
@@ -24,6 +25,7 @@ from benchforge.flows.datasets import heldout_dataset, resolve_datasets, resolve
 from benchforge.harness.concurrent_check import ConcurrentScores, score_concurrently
 from benchforge.harness.datasets import roles_of
 from benchforge.harness.judging import judge_session
+from benchforge.harness.verifications import write_verifications
 
 
 def verification_cells(r: TaskVerification) -> list[str]:
@@ -207,6 +209,10 @@ def verify_tasks(
             f"| {r.task} | {' | '.join(verification_cells(r))} | {'yes' if r.ok else 'NO'} |"
         )
     create_markdown_artifact(key="verify-tasks", markdown="\n".join(lines))
+    try:  # kept for the catalogue page; a store that cannot take it fails nothing here
+        write_verifications(open_store(load_settings().artifact_root), results)
+    except ArtifactError as err:
+        logger.warning("verifications not stored: %s", err)
     failed = [r for r in results if not r.ok]
     if failed:
         raise TaskVerificationFailed(

@@ -8,6 +8,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchforge.cli.task_catalogue import add_arguments, catalogue_command
+from benchforge.core.artifacts import open_store
+from benchforge.core.records.verification import (
+    EMPTY,
+    REFERENCE,
+    TaskVerification,
+    VerificationCheck,
+)
 from benchforge.harness.catalogue_page import (
     AgentResult,
     CatalogueEntry,
@@ -15,6 +22,7 @@ from benchforge.harness.catalogue_page import (
     render_catalogue,
     write_catalogue_page,
 )
+from benchforge.harness.verifications import read_verifications, write_verifications
 from tests.catalogue_page.catalogue import (
     ARCH,
     EVOL,
@@ -27,7 +35,7 @@ from tests.catalogue_page.catalogue import (
 )
 from tests.catalogue_page.dom import read_table
 
-FIXED = ["Task", "Family", "Suite", "Dataset", "Difficulty", "Nodes scored"]
+FIXED = ["Task", "Family", "Suite", "Dataset", "Difficulty", "Nodes scored", "Verified"]
 
 
 def test_the_page_shows_each_agents_latest_numbers(tmp_path: Path) -> None:
@@ -47,6 +55,7 @@ def test_the_page_shows_each_agents_latest_numbers(tmp_path: Path) -> None:
     assert table.cell(KEYS[EVOL], "Difficulty") == "hard"  # authored: no derived mark
     assert table.cell(KEYS[IMPL], "Difficulty") == "easy*"
     assert table.cell(KEYS[IMPL], "Dataset") == "tiny · scale 0.5 · seed 11"
+    assert table.cell(KEYS[IMPL], "Verified") == "not verified"
     text = page.read_text()
     assert "runs (2 runs)" in text
     assert "<link" not in text and " src=" not in text  # self-contained: no asset to fetch
@@ -111,3 +120,25 @@ def test_the_command_writes_the_page(tmp_path: Path, capsys: object) -> None:
     assert catalogue_command(args) == 0
     table = read_table((tmp_path / "site" / "catalogue.html").read_text())
     assert table.cell(KEYS[IMPL], "oracle") == ORACLE_IMPL
+
+
+def test_the_last_stored_verification_shows_in_its_row(tmp_path: Path) -> None:
+    """A verify stores each task's checks; the page shows the last one of each task version
+    with the shared checks macro (the DE families define none of their own)."""
+    artifacts = stored_runs(tmp_path / "artifacts")
+    store = open_store(str(artifacts))
+    checks = [
+        VerificationCheck.of_score("gold", REFERENCE, 100.0, 100.0),
+        VerificationCheck.of_score("empty", EMPTY, 12.5, 0.0),
+        VerificationCheck(name="m1", group="mutations", expected="1", observed="1", passed=True),
+        VerificationCheck(name="m2", group="mutations", expected="1", observed="0", passed=False),
+    ]
+    failing = TaskVerification(task=KEYS[IMPL], checks=checks, problems=["empty scores 12.5"])
+    write_verifications(store, [failing])
+    assert read_verifications(store)[KEYS[IMPL]].verified_at is not None
+    page = write_catalogue_page(write_catalogue(tmp_path), tmp_path / "cat.html", artifacts)
+    table = read_table(page.read_text())
+    assert table.cell(KEYS[IMPL], "Verified") == (
+        "FAILS gold 100 · empty 12.5 · mutations 1/2 1 problem empty scores 12.5"
+    )
+    assert table.cell(KEYS[EVOL], "Verified") == "not verified"

@@ -238,6 +238,8 @@ def test_report_view_and_catalogue_show_the_family(
     cli(env, root, "task", "catalogue", str(root / "task_specs"), "--out", str(catalogue))
     html = catalogue.read_text()
     assert TASK in html and "engine_answer" in html
+    # its last verification, shown by the family's own checks macro
+    assert "answers verify: gold 100 · empty 0 · hedge 0" in html
     passed.add("task catalogue")
 
 

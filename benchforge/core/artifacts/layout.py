@@ -88,6 +88,13 @@ class ArtifactLayout:
         """The completion record of a gold build in a local folder."""
         return folder / self.GOLD_RECORD
 
+    # -- task verifications ----------------------------------------------------------------
+    VERIFICATIONS: ClassVar[str] = "verifications"
+
+    def verification(self, task_key: str) -> str:
+        """The last ``task verify`` of a task (``suite/id@version``): its checks, no record."""
+        return f"{self.VERIFICATIONS}/{task_key}.json"
+
     # -- runs --------------------------------------------------------------------------------
     def run(self, run_id: str) -> str:
         return f"{self.RUNS}/{run_id}"

@@ -13,6 +13,8 @@ counts verifications across families (the verify table, the CLI, the nightly) re
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
 REFERENCE = "reference"
@@ -57,6 +59,9 @@ class TaskVerification(BaseModel):
     )
     record: SerializeAsAny[BaseModel] | None = Field(
         default=None, description="the family's own typed detail of the same checks"
+    )
+    verified_at: datetime | None = Field(
+        default=None, description="when it was stored (LAYOUT.verification): the last verify"
     )
 
     @property

@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from benchforge.core.artifacts import LAYOUT
+from benchforge.core.records.verification import TaskVerification
 from benchforge.evaluation.families import family_of
 from benchforge.evaluation.tasks.loader import TASK_FILE, load_tasks
 from benchforge.evaluation.tasks.models import LoadedTask
@@ -24,6 +25,7 @@ from benchforge.harness.catalogue_page.models import (
     DatasetInfo,
 )
 from benchforge.harness.catalogue_page.results import TaskKey, latest_results, open_runs
+from benchforge.harness.verifications import read_verifications
 
 __all__ = [
     "AgentResult",
@@ -48,7 +50,11 @@ def dataset_info(task: LoadedTask) -> DatasetInfo:
     )
 
 
-def entry_of(task: LoadedTask, results: list[AgentResult] | None = None) -> CatalogueEntry:
+def entry_of(
+    task: LoadedTask,
+    results: list[AgentResult] | None = None,
+    verification: TaskVerification | None = None,
+) -> CatalogueEntry:
     spec = task.spec
     work = family_of(task).scored_work(task)
     count = work.count if work is not None else None
@@ -69,6 +75,7 @@ def entry_of(task: LoadedTask, results: list[AgentResult] | None = None) -> Cata
         nodes_scored=count,
         folder=str(task.folder),
         results=list(results or []),
+        verification=verification,
     )
 
 
@@ -85,12 +92,16 @@ def read_catalogue(tasks_root: Path, runs_root: Path | str | None) -> Catalogue:
     """The entries of :func:`collect_catalogue` and a line naming the run store read."""
     tasks = sorted(load_tasks(Path(tasks_root)), key=lambda t: (t.spec.suite, t.spec.id))
     by_task: dict[TaskKey, list[AgentResult]] = {}
+    verified: dict[str, TaskVerification] = {}
     source: str | None = None
     if runs_root is not None:
         store = open_runs(runs_root)
         by_task, runs = latest_results(store)
+        verified = read_verifications(store)
         source = f"{store.uri(LAYOUT.RUNS)} ({runs} run{'s' if runs != 1 else ''})"
-    entries = [entry_of(t, by_task.get((t.spec.suite, t.spec.id))) for t in tasks]
+    entries = [
+        entry_of(t, by_task.get((t.spec.suite, t.spec.id)), verified.get(t.key)) for t in tasks
+    ]
     return Catalogue(entries=entries, runs_source=source)
 
 

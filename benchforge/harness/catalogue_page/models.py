@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchforge.core.records.verification import TaskVerification
+
 Difficulty = Literal["easy", "medium", "hard", "unrated"]
 DifficultySource = Literal["authored", "derived", "none"]
 
@@ -94,6 +96,9 @@ class CatalogueEntry(_Frozen):
     nodes_scored: int | None = Field(default=None, description="None: the family is unknown")
     folder: str
     results: list[AgentResult] = Field(default_factory=list)
+    verification: TaskVerification | None = Field(
+        default=None, description="its last stored verification (None: none stored, or not read)"
+    )
 
     @property
     def key(self) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from markupsafe import Markup
 
 from benchforge.core.pages import Page
+from benchforge.evaluation.families.pages import detail_template, template_folders
 from benchforge.harness.catalogue_page.difficulty import RULE as DIFFICULTY_RULE
 from benchforge.harness.catalogue_page.difficulty import TAG_PREFIX
 from benchforge.harness.catalogue_page.models import AgentResult, CatalogueEntry
@@ -88,7 +89,9 @@ CATALOGUE_PAGE = Page(
         "difficulty_rule": Markup(DIFFICULTY_RULE),
         "nodes_rule": NODES_RULE,
         "results_rule": RESULTS_RULE,
+        "partial_of": detail_template,
     },
+    template_folders,
 )
 
 
@@ -102,7 +105,7 @@ def render_catalogue(
     """The page for ``entries``. ``runs_source`` names the run store the results came from
     (None: none was read, and result cells say so instead of "not run")."""
     agents = sorted({(r.agent, r.model) for e in entries for r in e.results})
-    headers = ["Task", "Family", "Suite", "Dataset", "Difficulty", "Nodes scored"]
+    headers = ["Task", "Family", "Suite", "Dataset", "Difficulty", "Nodes scored", "Verified"]
     headers += [_agent_label(a, m) for a, m in agents] or ["Last results"]
     stamp = _when(generated_at or datetime.now(UTC))
     return CATALOGUE_PAGE.render(
