@@ -10,12 +10,15 @@ run without PREFECT_API_URL.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sys
 import tempfile
 import uuid
+from collections import defaultdict
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -101,25 +104,45 @@ def s3_bucket(s3_client: Any) -> Iterator[str]:
     s3_client.delete_bucket(Bucket=name)
 
 
-# Test files that take minutes, longest first. scripts/test.sh runs two workers with
-# `--dist loadfile --no-loadscope-reorder`, so workers take whole files in collection order:
-# starting the longest files first keeps the run from ending on one worker still busy with a
-# long file while the other sits idle (longest-processing-time-first scheduling).
-SLOWEST_FILES = (  # by their measured total, slowest first (tests/README.md)
-    "tests/integration/test_readme.py",
-    "tests/integration/test_anonymize_release.py",
-    "tests/integration/test_readme_commands.py",
-    "tests/integration/test_reward_hacks.py",
-    "tests/integration/test_byo_walkthrough.py",
-    "tests/cli/test_cli.py",
-    "tests/evaluation/test_shipped_tasks.py",
-    "tests/evaluation/test_heldout.py",
-    "tests/evaluation/test_tasks.py",
-    "tests/evaluation/test_gold.py",
-)
+# Longest files first. scripts/test.sh runs two workers with `--dist loadfile
+# --no-loadscope-reorder`, so workers take whole files in collection order: starting the longest
+# files first keeps the run from ending on one worker still busy with a long file while the
+# other sits idle (longest-processing-time-first scheduling). The order comes from measured
+# seconds per file (FILE_SECONDS, written by `pytest --record-file-seconds`), not a hand list;
+# a file not measured yet goes last, in collection order.
+FILE_SECONDS = Path(__file__).parent / "file_seconds.json"
+_measured: dict[str, float] = defaultdict(float)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-file-seconds",
+        action="store_true",
+        help=f"write each test file's measured seconds to {FILE_SECONDS.name} (run the full loop)",
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {path: i for i, path in enumerate(SLOWEST_FILES)}
-    # stable: the order inside a file, and of all other files, is kept
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+    try:
+        seconds: dict[str, float] = json.loads(FILE_SECONDS.read_text())
+    except (OSError, ValueError):
+        seconds = {}
+    # stable: the order inside a file, and of the files not measured, is kept
+    items.sort(key=lambda item: -seconds.get(item.nodeid.split("::", 1)[0], 0.0))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _measured[report.nodeid.split("::", 1)[0]] += report.duration  # setup, call and teardown
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if session.config.getoption("--record-file-seconds") and not hasattr(
+        session.config,
+        "workerinput",  # xdist: the controller has every worker's reports
+    ):
+        try:  # a partial run updates the files it ran and keeps the others
+            known: dict[str, float] = json.loads(FILE_SECONDS.read_text())
+        except (OSError, ValueError):
+            known = {}
+        ordered = dict(sorted({**known, **_measured}.items(), key=lambda kv: -kv[1]))
+        FILE_SECONDS.write_text(json.dumps({k: round(v, 1) for k, v in ordered.items()}, indent=1))
