@@ -217,22 +217,11 @@ class DeVerification(BaseModel):
     def checks(self) -> list[VerificationCheck]:
         full, none = PredictedScore(cs=100, cfs=100, sr=100), PredictedScore(cs=0, cfs=0, sr=0)
         out = [
-            VerificationCheck(
-                name="gold",
-                group=REFERENCE,
-                expected=_shown(full),
-                observed=_shown(self.gold),
-                passed=self.gold == full,
-                score=self.gold.sr,
-            ),
-            VerificationCheck(
-                name="empty",
-                group=EMPTY,
-                expected=_shown(none),
-                observed=_shown(self.empty),
-                passed=self.empty == none,
-                score=self.empty.sr,
-            ),
+            _triple_check(name, group, expected, observed)
+            for name, group, expected, observed in (
+                ("gold", REFERENCE, full, self.gold),
+                ("empty", EMPTY, none, self.empty),
+            )
         ]
         out += [
             VerificationCheck(
@@ -261,6 +250,20 @@ class DeVerification(BaseModel):
 
 def _shown(score: PredictedScore) -> str:
     return f"{score.cs:.0f}/{score.cfs:.0f}/{score.sr:.0f}"
+
+
+def _triple_check(
+    name: str, group: str, expected: PredictedScore, observed: PredictedScore
+) -> VerificationCheck:
+    """A check that a submission scores exactly ``expected`` (CS / CFS / SR); its score is SR."""
+    return VerificationCheck(
+        name=name,
+        group=group,
+        expected=_shown(expected),
+        observed=_shown(observed),
+        passed=observed == expected,
+        score=observed.sr,
+    )
 
 
 def _triple(score: DeScore) -> PredictedScore:

@@ -27,6 +27,7 @@ looks unintended (``authoring_warnings``: models of weight 0, no mutations yet).
 from __future__ import annotations
 
 import shutil
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -149,7 +150,7 @@ def _where(loc: tuple[int | str, ...], data: Any) -> str:
     return "".join(parts) or "(root)"
 
 
-class DeFamily(FamilyBase):
+class DeFamily(FamilyBase, ABC):
     """What the DE families share: a dbt repository as the submission, DE scoring."""
 
     toolset: str = "de"
@@ -166,8 +167,9 @@ class DeFamily(FamilyBase):
         self.repo_materials(task, dest)
         write_profile(dest / PROFILES_DIR, threads=1)
 
+    @abstractmethod
     def repo_materials(self, task: LoadedTask, dest: Path) -> None:
-        raise NotImplementedError
+        """The repository the agent works on and the family's documents."""
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         problems: list[tuple[str, str]] = []
