@@ -56,6 +56,11 @@ def prefect_api() -> Iterator[str]:
     try:
         yield server.api_url
     finally:
+        # Send the flows' queued logs while the server is up: left to the exit, the log worker
+        # retries the stopped server for about a minute before the process ends.
+        from prefect.logging.handlers import APILogWorker
+
+        APILogWorker.drain_all(timeout=30)
         os.environ.pop("PREFECT_API_URL", None)
         server.stop()
 
