@@ -87,6 +87,12 @@ def add_parser(sub: Subparsers) -> None:
     score_run.add_argument("run_id", nargs="?", help="default: the latest run")
     score_run.add_argument("--rescore", action="store_true", help="score every trial again")
     score_run.add_argument(
+        "--fresh",
+        action="store_true",
+        help="score every submission afresh instead of finding its score kept by content "
+        "(same task, scorer, data, files, answer and judge) in the score store",
+    )
+    score_run.add_argument(
         "--show-heldout-examples",
         action="store_true",
         help="keep example rows in scores on the held-out seed (default: counts and the "
@@ -186,6 +192,7 @@ def run_command(args: argparse.Namespace) -> int:
             f"  scored {scores.scored} trials ({statuses}) in {scores.seconds:.1f}s; "
             f"see `benchforge report {summary.run_id}`"
         )
+        print(f"  {scores.cost_line()}")
         if scores.judge is not None:
             print(f"  {scores.judge.line()}")
         print_scoring_errors(scores)
@@ -211,12 +218,14 @@ def score_run_command(args: argparse.Namespace) -> int:
             show_heldout_examples=args.show_heldout_examples,
             visible_scores=args.visible_scores,
             max_infra_error_share=args.max_infra_error_share,
+            reuse_kept_scores=not args.fresh,
         )
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
     print(
         f"run {scores.run_id}: scored {scores.scored} trials ({statuses}), "
         f"{scores.skipped} already scored, in {scores.seconds:.1f}s"
     )
+    print(f"  {scores.cost_line()}")
     if scores.judge is not None:
         print(f"  {scores.judge.line()}")
     print_scoring_errors(scores)

@@ -31,6 +31,7 @@ from benchforge.core.progress import Planned, TrialDone
 from benchforge.core.records import AgentLimits, LlmOptions, TrialResult, TrialScore
 from benchforge.core.sandbox import default_backend
 from benchforge.core.settings import load_settings
+from benchforge.evaluation.dbt.runner import dbt_invocations
 from benchforge.evaluation.judges.client import Judge, JudgeSettings
 from benchforge.flows.liveness import beat
 from benchforge.flows.synthesize import synthesize
@@ -47,6 +48,7 @@ from benchforge.harness.planning import (
 )
 from benchforge.harness.preflight import suite_tasks
 from benchforge.harness.sandbox_policy import work_root
+from benchforge.harness.score_store import ScoreStore
 from benchforge.harness.scoring import GoldCache, ScoreMemo
 from benchforge.harness.store import RunStore
 
@@ -66,6 +68,19 @@ class ScoreSummary(BaseModel):
         "trials are listed apart on the leaderboard and scored again by the next score_run",
     )
     infra: InfraErrorTally = Field(description="infrastructure errors among its finished trials")
+    dbt_invocations: int = Field(default=0, description="dbt commands this scoring started")
+    kept_scores_used: int = Field(
+        default=0, description="scores found by content in the score store (no scoring)"
+    )
+    scores_kept: int = Field(default=0, description="new scores added to the score store")
+
+    def cost_line(self) -> str:
+        """What the scoring cost: dbt commands, judge requests and scores found by content."""
+        requests = self.judge.requests if self.judge is not None else 0
+        return (
+            f"dbt invocations {self.dbt_invocations}, judge requests {requests}, "
+            f"kept scores used {self.kept_scores_used}, newly kept {self.scores_kept}"
+        )
 
 
 @task(name="trial-chunk", cache_policy=NO_CACHE)
@@ -291,9 +306,12 @@ def score_run(
     show_heldout_examples: bool = False,
     visible_scores: bool = False,
     max_infra_error_share: Share | None = None,
+    reuse_kept_scores: bool = True,
 ) -> ScoreSummary:
     """Scores the finished trials of ``run_id`` that have no score yet or a scoring error
-    (all with ``rescore``), without re-running any agent. Every execution of candidate code
+    (all with ``rescore``), without re-running any agent. A submission whose score is kept
+    by content (same task, scorer, data, files, answer and judge) is not scored again
+    (:mod:`benchforge.harness.score_store`). Every execution of candidate code
     runs in the sandbox; ``unsandboxed`` (never for a real leaderboard) runs it as plain
     processes, with a warning, and every score records it.
 
@@ -321,9 +339,12 @@ def score_run(
         max_infra_error_share: the flow run ends FAILED (after storing every score) when more
             than this share of the run's finished trials are infrastructure errors, or all of
             them; default the max_infra_error_share setting (0.2).
+        reuse_kept_scores: find scores kept by content instead of scoring again (and keep
+            new ones); False scores every trial afresh (kept scores are then replaced).
     """
     logger = get_run_logger()
     t0 = time.monotonic()
+    dbt_before = dbt_invocations()
     settings = load_settings()
     run = RunStore(open_store(settings.artifact_root), run_id)
     plan = plan_scoring(run, rescore, chunk_size)
@@ -333,13 +354,15 @@ def score_run(
     statuses: dict[str, int] = {}
     errors: dict[str, str] = {}
     usage: JudgeUsage | None = None
+    store = ScoreStore(open_store(settings.artifact_root)) if reuse_kept_scores else None
+    memo = ScoreMemo(store)
     if plan.todo:
         runner: Any = ThreadPoolTaskRunner(max_workers=workers)
         if unsandboxed:
             logger.warning("scoring run %s WITHOUT a sandbox (explicitly requested)", run_id)
         # Owned by this flow run: gold prepared once per (task, dataset) and identical
         # submissions scored once, across its chunks; gone when the run ends.
-        gold, memo = GoldCache(Path(work)), ScoreMemo()
+        gold = GoldCache(Path(work))
         with ExitStack() as stack:
             the_judge: Judge | None = None
             if plan.judged:
@@ -377,6 +400,9 @@ def score_run(
     infra = tally_infra_errors(run, plan.finished)
     result = ScoreSummary(
         run_id=run_id,
+        dbt_invocations=dbt_invocations() - dbt_before,
+        kept_scores_used=store.hits if store is not None else 0,
+        scores_kept=store.kept if store is not None else 0,
         scored=len(plan.todo),
         skipped=plan.skipped,
         statuses=statuses,

@@ -34,6 +34,7 @@ from benchforge.evaluation.families import SubmissionScore, family_of
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.executor import rebuild_workspace
+from benchforge.harness.score_store import ScoreIdentity, ScoreStore
 from benchforge.harness.store import RunStore
 
 __all__ = [
@@ -73,21 +74,45 @@ class GoldCache:
 
 class ScoreMemo:
     """Scores by (task, dataset, sandboxing, submission content); thread-safe, and a second
-    identical submission waits for the first one's score instead of scoring again."""
+    identical submission waits for the first one's score instead of scoring again. With a
+    ``store``, scores are also kept and found across runs by their content
+    (:mod:`benchforge.harness.score_store`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: ScoreStore | None = None) -> None:
+        self.store = store
         self._lock = threading.Lock()
         self._locks: dict[tuple[str, ...], threading.Lock] = {}
         self._scores: dict[tuple[str, ...], Any] = {}
 
-    def score(self, ident: tuple[str, ...], compute: Callable[[], T]) -> T:
+    def score(
+        self,
+        ident: tuple[str, ...],
+        compute: Callable[[], T],
+        identity: Callable[[], ScoreIdentity] | None = None,
+    ) -> T:
+        """``compute``'s score of ``ident``; ``identity`` (a SubmissionScore's content
+        identity) looks it up in the store first and keeps what is computed."""
         with self._lock:
             key_lock = self._locks.setdefault(ident, threading.Lock())
         with key_lock:
             if ident not in self._scores:
-                self._scores[ident] = compute()
+                self._scores[ident] = self._stored_or_computed(compute, identity)
             score: T = self._scores[ident]
             return score
+
+    def _stored_or_computed(
+        self, compute: Callable[[], T], identity: Callable[[], ScoreIdentity] | None
+    ) -> T:
+        if self.store is None or identity is None:
+            return compute()
+        named = identity()
+        kept = self.store.get(named)
+        if kept is not None:
+            return kept  # type: ignore[return-value]  # identity is given for SubmissionScores
+        computed = compute()
+        if isinstance(computed, SubmissionScore):
+            self.store.put(named, computed)
+        return computed
 
 
 def trial_score(
@@ -200,7 +225,16 @@ def score_trial(
                 digest,
                 result.answer or "",
             )
-            scores[label] = memo.score(ident, compute)
+
+            def identity(
+                data: Path = data, by_role: dict[str, Path] | None = by_role
+            ) -> ScoreIdentity:
+                assert memo is not None and memo.store is not None
+                roles = by_role or {task.spec.primary_role: data}
+                return memo.store.identity(task, roles, digest, result.answer, judge)
+
+            kept = identity if memo.store is not None and not unsandboxed else None
+            scores[label] = memo.score(ident, compute, kept)
     finally:
         shutil.rmtree(trial_work, ignore_errors=True)
     score = scores.get("heldout") or scores["visible"]

@@ -107,7 +107,7 @@ def _run_and_score(run_id: str, suites: list[str], dataset: Path) -> ScoredRun:
     assert summary.trials == len(AGENTS) * len(suites), summary
     settings = load_settings()
     _forget_kept_scores(work_root(settings))
-    assert score_run(run_id=run_id).statuses == {"scored": summary.trials}
+    assert score_run(run_id=run_id, reuse_kept_scores=False).statuses == {"scored": summary.trials}
     run = RunStore(open_store(settings.artifact_root), run_id)
     scores = {s.key.slug: s for s in run.read_scores()}
     _, trials = load_run(run)

@@ -105,6 +105,7 @@ def test_every_readme_command_is_covered_here() -> None:
         "python bench/fanout.py",
         "benchforge run --suite da-crm --agent oracle --agent null --agent react-da",
         "benchforge score-run --rescore",
+        "benchforge score-run --rescore --fresh",
         "benchforge task prepare task_specs/da-crm --seed 8",
         "python bench/judging.py",
         "benchforge judge export-labelling --out labelling",
@@ -276,8 +277,11 @@ def test_judged_run_rescore_prepare_and_labelling_commands(workdir: Path) -> Non
     again = run("benchforge score-run --rescore", ROOT, env)
     assert again.returncode == 0, (again.stdout + again.stderr)[-3000:]
     assert "scored 15 trials (scored 15)" in again.stdout
+    assert "dbt invocations 0, judge requests 0, kept scores used " in again.stdout
+    fresh = run("benchforge score-run --rescore --fresh", ROOT, env)
+    assert fresh.returncode == 0, (fresh.stdout + fresh.stderr)[-3000:]
     assert re.search(
-        r": 0 LLM requests sent, [1-9]\d* answered from the response cache", again.stdout
+        r": 0 LLM requests sent, [1-9]\d* answered from the response cache", fresh.stdout
     )
 
     seeds = {}

@@ -88,6 +88,12 @@ class ArtifactLayout:
         """The completion record of a gold build in a local folder."""
         return folder / self.GOLD_RECORD
 
+    # -- scores by content (benchforge.harness.score_store) ----------------------------------
+    SCORE_STORE: ClassVar[str] = "score-store"
+
+    def score_store(self, family: str, key: str) -> str:
+        return f"{self.SCORE_STORE}/{family}/{key[:2]}/{key}.json"
+
     # -- task verifications ----------------------------------------------------------------
     VERIFICATIONS: ClassVar[str] = "verifications"
 

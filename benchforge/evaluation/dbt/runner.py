@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,22 @@ def write_profile(profiles_dir: Path, threads: int = 2) -> Path:
     return profiles_dir
 
 
+_counted = 0
+_count_lock = threading.Lock()
+
+
+def dbt_invocations() -> int:
+    """How many dbt commands this process has started (sandboxed or not)."""
+    with _count_lock:
+        return _counted
+
+
+def _count_invocation() -> None:
+    global _counted
+    with _count_lock:
+        _counted += 1
+
+
 def run_dbt(
     project_dir: Path,
     db_path: Path,
@@ -103,6 +120,7 @@ def run_dbt(
     ``read_results=False`` leaves ``results`` empty: a scorer never opens what a sandboxed
     dbt wrote (it collects ``run_results.json`` through its trust boundary instead).
     """
+    _count_invocation()
     target_dir, log_dir = work_dir / "target", work_dir / "logs"
     if sandbox is None:  # sandboxed, dbt makes them: work_dir may be a tree candidate code wrote
         target_dir.mkdir(parents=True, exist_ok=True)

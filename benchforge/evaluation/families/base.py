@@ -65,6 +65,9 @@ class SubmissionScore(BaseModel):
     detail: str | None = None  # why it lost points, short (the candidate's errors)
     breakdown: ScoreBreakdown | None = None  # the family's own detail (DE nodes, judged items)
     reused: bool = False  # kept from an earlier scoring of the identical submission
+    # False when a transient failure is in it (a judge call that failed, an item unscored):
+    # such a score is never kept for reuse, so the next scoring tries again
+    reusable: bool = True
 
 
 class PreparedTask(BaseModel):

@@ -212,6 +212,7 @@ class DaOpenFamily(FamilyBase):
                 sandbox=None,
                 detail=_detail(rubric, gsb),
                 breakdown=record,
+                reusable=not record.unscored,
             ),
             rubric=rubric,
             gsb=gsb,

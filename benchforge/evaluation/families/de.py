@@ -756,6 +756,7 @@ class DeArchFamily(DeFamily):
             success=verdict.score is not None and verdict.score >= SUCCESS_FRACTION,
             detail="; ".join(notes) or None,
             breakdown=judge_record(judge=mine, architecture=verdict, output=output),
+            reusable=not verdict.unscored,
         )
 
     def verify(
