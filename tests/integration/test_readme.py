@@ -54,6 +54,7 @@ def section_commands(heading: str) -> list[str]:
 
 POSTGRES_SECTION = "## Importing from PostgreSQL"
 PRODUCTION_SECTION = "## Running in production"
+DASK_SECTION = "## One run on a Dask cluster"
 
 
 def run(
@@ -124,6 +125,9 @@ def test_every_readme_command_is_covered_here() -> None:
         *section_commands(POSTGRES_SECTION),
         # test_readme_commands.py::test_schedule_commands, on the session's Prefect server
         *section_commands(PRODUCTION_SECTION),
+        # tests/harness/test_dask_cluster.py: the scheduler and worker commands on loopback,
+        # and a run with --dask on the fixture suite (the de-crm run is the nightly's)
+        *section_commands(DASK_SECTION),
     }
     assert set(readme_commands()) == covered
 
