@@ -16,6 +16,7 @@ import benchforge.harness.score_store as score_store
 from benchforge.core.artifacts import open_store
 from benchforge.core.settings import load_settings
 from benchforge.evaluation.families import SubmissionScore
+from benchforge.evaluation.judges.breakdown import JudgeRecord
 from benchforge.evaluation.judges.client import JudgeSettings
 from benchforge.flows.runs import ScoreSummary, run_suite, score_run
 from benchforge.harness.score_store import ScoreIdentity, ScoreStore
@@ -140,12 +141,19 @@ def test_only_confined_and_complete_scores_are_kept(
     tmp_path: Path, sandbox: str | None, reusable: bool, kept: bool
 ) -> None:
     store = ScoreStore(open_store(str(tmp_path)))
+    record = JudgeRecord(requests=3, unscored=["r2"], used_mock_llm=True)
     score = SubmissionScore(
-        metrics={"sr": 50.0}, primary="sr", success=False, sandbox=sandbox, reusable=reusable
+        metrics={"sr": 50.0},
+        primary="sr",
+        success=False,
+        sandbox=sandbox,
+        reusable=reusable,
+        breakdown=record,
     )
     store.put(_identity(), score)
     found = store.get(_identity())
     assert (found is not None) is kept
     if found is not None:
         assert found.reused and found.metrics == {"sr": 50.0}
+        assert found.breakdown == record  # read back whole, as its family's type
         assert store.get(_identity().model_copy(update={"submission": "other"})) is None

@@ -97,11 +97,17 @@ def test_a_da_run_is_judged_and_rescoring_sends_no_request(artifacts: Path, data
     html = Path(board.uris["leaderboard.html"].removeprefix("file://")).read_text()
     assert "judged dimension scores per agent" in html
 
-    # Re-scoring unchanged outputs answers every judge call from the response cache.
+    # Re-scoring unchanged outputs finds every score kept by content: no judge call at all.
     again = score_run(run_id="da-mini", rescore=True)
     assert again.scored == 3 and again.judge is not None
-    assert again.judge.requests == 0 and again.judge.cache_hits == scored.judge.requests
-    assert scores_of("da-mini")["oracle"].metrics == oracle.metrics
+    assert (again.judge.requests, again.judge.cache_hits, again.kept_scores_used) == (0, 0, 3)
+    rescored = scores_of("da-mini")["oracle"]
+    assert rescored.metrics == oracle.metrics and rescored.score_reused
+    assert rescored.breakdown == oracle.breakdown  # the judge record, kept whole
+    # Scoring afresh (no kept scores) answers every judge call from the response cache.
+    fresh = score_run(run_id="da-mini", rescore=True, reuse_kept_scores=False)
+    assert fresh.judge is not None and fresh.kept_scores_used == 0
+    assert fresh.judge.requests == 0 and fresh.judge.cache_hits == scored.judge.requests
 
 
 def test_blueprints_are_judged_oracle_high_null_zero(artifacts: Path, dataset: Path) -> None:

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from benchforge.core.errors import UnsupportedTaskError
-from benchforge.core.records import ScoreBreakdown, TaskVerification
+from benchforge.core.records import TaskVerification
+from benchforge.core.records.scores import Breakdown
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.families.scored_work import ScoredWork
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
@@ -63,7 +64,8 @@ class SubmissionScore(BaseModel):
     success: bool
     sandbox: str | None = None  # the backend candidate code ran in; "none": unsandboxed
     detail: str | None = None  # why it lost points, short (the candidate's errors)
-    breakdown: ScoreBreakdown | None = None  # the family's own detail (DE nodes, judged items)
+    # the family's own detail (DE nodes, judged items), kept whole and read back as its type
+    breakdown: Breakdown | None = None
     reused: bool = False  # kept from an earlier scoring of the identical submission
     # False when a transient failure is in it (a judge call that failed, an item unscored):
     # such a score is never kept for reuse, so the next scoring tries again
