@@ -242,10 +242,12 @@ def _fail_on_problems(reviews: list[TaskReview]) -> None:
 
 
 def base_version(args: argparse.Namespace) -> int:
-    """A dbt project's version, or for each de_evol task under PATH the version it names and
-    the repository's now."""
+    """A dbt project's version, or for each task under PATH that pins its repository's version
+    (de_evol: ``base_version``) the version it names and the repository's now."""
+    from benchforge.core.errors import ConfigError
+    from benchforge.evaluation.families import family_of
     from benchforge.evaluation.gold import repo_version
-    from benchforge.evaluation.tasks import DeEvolTask, load_tasks
+    from benchforge.evaluation.tasks import load_tasks
 
     path = Path(args.path)
     if (path / "dbt_project.yml").is_file():
@@ -253,20 +255,18 @@ def base_version(args: argparse.Namespace) -> int:
         return 0
     shown = 0
     for loaded in load_tasks(_tasks_root(args.path)):
-        spec = loaded.spec
-        if not isinstance(spec, DeEvolTask):
+        pin = family_of(loaded).repository_pin(loaded)
+        if pin is None:
             continue
-        current = repo_version(loaded.repo)
-        state = "current" if spec.base_version == current else "STALE"
-        if spec.base_version is None:
-            state = "not set"
-        named = spec.base_version or "-"
-        print(f"{loaded.key}  base_version {named}  repository {current}  ({state})")
+        named, current = pin
+        state = "not set" if named is None else "current" if named == current else "STALE"
+        print(f"{loaded.key}  base_version {named or '-'}  repository {current}  ({state})")
         shown += 1
     if not shown:
-        from benchforge.core.errors import ConfigError
-
-        raise ConfigError(f"no de_evol task (and no dbt_project.yml) under {args.path}")
+        raise ConfigError(
+            f"no task pinning its repository's version (de_evol) and no dbt_project.yml "
+            f"under {args.path}"
+        )
     return 0
 
 

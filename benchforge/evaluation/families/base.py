@@ -194,6 +194,12 @@ class TaskFamily(Protocol):
         None where the family cannot say without scoring."""
         ...
 
+    def repository_pin(self, task: LoadedTask) -> tuple[str | None, str] | None:
+        """For a task authored against one version of its repository (de_evol's gold_v2
+        overlay): the version it names (None: not set yet) and the repository's now; None
+        for tasks that pin none (``benchforge task base-version``)."""
+        ...
+
     def agent_data(
         self, task: LoadedTask, dataset_dir: Path, work: Path, role: str | None = None
     ) -> Path:
@@ -298,6 +304,9 @@ class FamilyBase:
         return None
 
     def scored_work(self, task: LoadedTask) -> ScoredWork | None:
+        return None
+
+    def repository_pin(self, task: LoadedTask) -> tuple[str | None, str] | None:
         return None
 
     def agent_data(

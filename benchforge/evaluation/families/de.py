@@ -495,6 +495,9 @@ class DeEvolFamily(DeFamily):
     checks_mutations: bool = True
     shares_scoring_work: bool = True
 
+    def repository_pin(self, task: LoadedTask) -> tuple[str | None, str] | None:
+        return spec_as(task, DeEvolTask).base_version, repo_version(task.repo)
+
     def next_steps(self, task: LoadedTask, shown: Callable[[Path], str]) -> list[str]:
         folder = shown(task.folder)
         return [
