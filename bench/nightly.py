@@ -118,7 +118,8 @@ def measure(epochs: int, dataset: Path, root: Path, label: str) -> Figures:
     scored = score_run(run_id=label)
     score_s = time.perf_counter() - t0
     run = RunStore(open_store(os.environ["BENCHFORGE_ARTIFACT_ROOT"]), label)
-    distinct = {r.submission for r in (run.read_result(s) for s in run.finished_slugs())}
+    results = [run.read_result(slug) for slug in run.finished_slugs()]
+    distinct = {(r.key.task_id, r.submission) for r in results}  # per task: its own gold
     return Figures(
         trials=summary.trials,
         run_s=run_s,
