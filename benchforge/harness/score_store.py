@@ -22,8 +22,8 @@ import hashlib
 import inspect
 import json
 import threading
-from collections.abc import Mapping
-from functools import lru_cache
+from collections.abc import Callable, Mapping
+from functools import lru_cache, partial
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -99,7 +99,7 @@ class ScoreStore:
             task=f"{task.key}:{self._cached(f'task:{task.folder}', lambda: task_digest(task))}",
             scorer=family_scorer(module),
             datasets={
-                role: self._cached(f"data:{folder}", lambda f=folder: dataset_version(f))
+                role: self._cached(f"data:{folder}", partial(dataset_version, folder))
                 for role, folder in sorted(datasets.items())
             },
             submission=submission_digest,
@@ -107,10 +107,11 @@ class ScoreStore:
             judge=judge_fingerprint(judge) if family.judged and judge is not None else None,
         )
 
-    def _cached(self, key: str, compute: object) -> str:
+    def _cached(self, key: str, compute: Callable[[], str]) -> str:
+        """A task's digest or a dataset's version, computed once per store."""
         with self._lock:
             if key not in self._versions:
-                self._versions[key] = compute()  # type: ignore[operator]
+                self._versions[key] = compute()
             return self._versions[key]
 
     def get(self, identity: ScoreIdentity) -> SubmissionScore | None:
