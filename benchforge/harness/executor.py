@@ -368,6 +368,18 @@ def _finish(
     return result
 
 
+def _already_run(plan: TrialPlan, ctx: RunContext) -> TrialResult | None:
+    """The trial's result if this attempt of it is already stored. A chunk runs again when
+    its worker died before handing its summary back (a Dask worker killed mid-run: the
+    scheduler recomputes every task whose result it lost, finished trials included); the
+    trials it had finished keep their results and are not run twice."""
+    slug = plan.key.slug
+    if not ctx.run.has_result(slug):
+        return None
+    result = ctx.run.read_result(slug)
+    return result if result.attempt > ctx.previous_attempts.get(slug, 0) else None
+
+
 async def run_chunk(plans: Sequence[TrialPlan], ctx: RunContext) -> ChunkSummary:
     """Runs ``plans`` concurrently (bounded by the context's slots) in this event loop."""
     t0 = time.monotonic()
@@ -393,8 +405,10 @@ async def run_chunk(plans: Sequence[TrialPlan], ctx: RunContext) -> ChunkSummary
     async def one(plan: TrialPlan) -> None:
         await ctx.trial_slots.acquire()
         try:
-            task, agent, client = resources(plan)
-            result = await run_trial(plan, task, agent, client, ctx)
+            result = await asyncio.to_thread(_already_run, plan, ctx)
+            if result is None:
+                task, agent, client = resources(plan)
+                result = await run_trial(plan, task, agent, client, ctx)
         finally:
             ctx.trial_slots.release()
         summary.trials += 1

@@ -80,6 +80,9 @@ class RunStore:
             LAYOUT.trial_result(self.run_id, slug), result.model_dump_json(indent=1).encode()
         )
 
+    def has_result(self, slug: str) -> bool:
+        return self.store.exists(LAYOUT.trial_result(self.run_id, slug))
+
     def read_result(self, slug: str) -> TrialResult:
         return TrialResult.model_validate_json(
             self.store.get_bytes(LAYOUT.trial_result(self.run_id, slug))

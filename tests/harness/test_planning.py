@@ -21,7 +21,7 @@ from benchforge.core.digest import folder_digest
 from benchforge.core.records import AgentLimits, RunSpec, TrialKey, TrialResult
 from benchforge.core.settings import load_settings
 from benchforge.evaluation.tasks import load_task
-from benchforge.harness.chunk import context_for
+from benchforge.harness.chunk import context_for, execute_chunk
 from benchforge.harness.datasets import resolve_heldout
 from benchforge.harness.executor import run_trial
 from benchforge.harness.identity import RunInputsChanged, dataset_version
@@ -321,3 +321,33 @@ def test_a_scoring_plan_takes_unscored_trials_and_scoring_errors_in_chunks(
     everything = plan_scoring(run, rescore=True, chunk_size=2)
     assert everything.skipped == 0 and [len(c) for c in everything.chunks] == [2, 2, 1]
     assert everything.judged
+
+
+def test_a_chunk_run_again_keeps_the_trials_it_finished(artifacts: Path, tmp_path: Path) -> None:
+    """A Dask worker killed after finishing some trials of its chunk loses the chunk's summary,
+    and the scheduler runs the chunk again elsewhere: the trials it finished are not run
+    twice. A trial whose stored result is an earlier attempt (an infra error being retried)
+    still runs."""
+    request = RunRequest(
+        suites=["de-mini"],
+        agents=["oracle", "null"],
+        tasks_root=str(FIXTURES / "task_specs"),
+        task_ids=TASKS[:1],
+        datasets={"mini": str(mini(tmp_path / "mini"))},
+        heldout=False,
+    )
+    plan = plan_once(request, "rerun-chunk")
+    (chunk,) = plan.chunks
+    first = execute_chunk(plan.job, chunk)
+    run = RunStore(open_store(str(artifacts)), "rerun-chunk")
+    before = {p.key.slug: run.read_result(p.key.slug) for p in chunk}
+    again = execute_chunk(plan.job, chunk)
+    assert (again.trials, again.completed) == (first.trials, first.completed) == (2, 2)
+    assert {p.key.slug: run.read_result(p.key.slug) for p in chunk} == before
+
+    retried = chunk[0].key.slug
+    retry_job = plan.job.model_copy(update={"previous_attempts": {retried: 1}})
+    execute_chunk(retry_job, chunk)
+    after = run.read_result(retried)
+    assert after.attempt == 2 and after.started_at > before[retried].started_at
+    assert run.read_result(chunk[1].key.slug) == before[chunk[1].key.slug]
