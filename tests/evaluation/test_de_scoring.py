@@ -58,6 +58,49 @@ def test_gold_scores_100_on_itself(gold: Path, dataset: Path, tmp_path: Path) ->
     result = score(GOLD_REPO, gold, dataset, tmp_path / "w")
     assert (result.cs, result.cfs, result.sr) == (100.0, 100.0, 100.0)
     assert all(n.cs.matched and n.cfs.matched for n in result.nodes)
+    # every node built exactly the gold on exactly the gold's inputs: no node ran alone
+    assert result.cs_from_cfs == sorted(n.name for n in result.nodes)
+    assert "cs_sandbox" not in result.seconds
+
+
+def test_cs_is_taken_from_cfs_only_where_the_inputs_are_exactly_the_golds(
+    gold: Path, dataset: Path, tmp_path: Path
+) -> None:
+    """A node built right end to end keeps its isolated run when a parent is only equal
+    within the comparison's rules (another type), and when it reads a relation the isolated
+    run does not give it (a grandparent): there CS must still fail."""
+    repo = tmp_path / "cand"
+    shutil.copytree(GOLD_REPO, repo)
+    contacts = "models/staging/stg_mini__contacts.sql"
+    write_model(repo, contacts, (GOLD_REPO / contacts).read_text().replace(
+        "        age,", "        cast(age as double) as age,"
+    ))  # fmt: skip
+    write_model(
+        repo,
+        "models/marts/dim_accounts.sql",
+        (GOLD_REPO / "models/marts/dim_accounts.sql")
+        .read_text()
+        .replace(
+            "contacts as (select * from {{ ref('int_contacts_counted') }}),",
+            "contacts as (select account_id, count(*) as contacts "
+            "from {{ ref('stg_mini__contacts') }} group by account_id),",
+        ),
+    )
+    result = score(repo, gold, dataset, tmp_path / "w")
+    by_name = {n.name: n for n in result.nodes}
+    assert all(n.cfs.matched for n in result.nodes)
+    assert by_name["stg_mini__contacts"].cfs.exact is False  # equal values, another type
+    assert by_name["int_contacts_counted"].cfs.exact  # exactly the gold, on a parent that is not
+    assert by_name["dim_accounts"].cfs.exact
+    assert by_name["dim_accounts"].cs.status == "build_error"  # its grandparent is not given
+    assert set(result.cs_from_cfs) == {
+        "stg_mini__accounts",
+        "stg_mini__opportunities",
+        "int_opportunities_enriched",
+        "fct_won_revenue_by_country",
+    }
+    assert (result.cfs, result.sr) == (100.0, 100.0)
+    assert result.cs == pytest.approx(100 - 60 / 2)  # the marts layer (60) loses one of two
 
 
 def test_empty_candidate_scores_0(gold: Path, dataset: Path, tmp_path: Path) -> None:

@@ -84,7 +84,10 @@ def test_de_scoring_bench_prints_the_ratio() -> None:
     # The README runs it at scale 1; here the same script on a small dataset.
     result = run("python bench/de_scoring.py --scale 0.05", ROOT)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert re.search(r"ratio scoring / gold build: [0-9.]+", result.stdout)
+    assert len(re.findall(r"ratio scoring / gold build: [0-9.]+", result.stdout)) == 2
+    assert "a correct submission" in result.stdout and "a submission broken at" in result.stdout
+    assert re.search(r"nodes run alone for CS: 0 of \d+", result.stdout)  # the correct one
+    assert re.search(r"distinct submission <= 1.3x the gold build: (PASS|FAIL)", result.stdout)
 
 
 def test_bench_command_prints_its_figures(workdir: Path) -> None:

@@ -37,6 +37,9 @@ class CollectedBuild(BaseModel):
     results: list[NodeResult] = []
     relations: dict[str, str] = {}  # "schema.alias" (lower case) -> Parquet file name
     relation_errors: dict[str, str] = {}  # "schema.alias" (lower case) -> why not exported
+    columns: dict[str, list[tuple[str, str]]] = {}
+    """"schema.alias" (lower case) -> the relation's (column, type) in the candidate's
+    database, in order, as the collect step read them."""
     problems: list[str] = []  # for the score's candidate errors
 
     def relation_file(self, schema: str, alias: str) -> str | None:
@@ -102,9 +105,21 @@ def collect_build(
         key = f"{entry.get('schema')}.{entry.get('name')}".lower()
         if isinstance(entry.get("file"), str):
             collected.relations[key] = entry["file"]
+            columns = _column_list(entry.get("columns"))
+            if columns is not None:
+                collected.columns[key] = columns
         else:
             collected.relation_errors[key] = str(entry.get("error") or "not exported")[:300]
     return collected
+
+
+def _column_list(found: object) -> list[tuple[str, str]] | None:
+    if not isinstance(found, list):
+        return None
+    pairs = [tuple(p) for p in found if isinstance(p, list) and len(p) == 2]
+    if len(pairs) != len(found) or not all(isinstance(v, str) for p in pairs for v in p):
+        return None
+    return [(str(name), str(kind)) for name, kind in pairs]
 
 
 def _manifest(out: Path, problems: list[str]) -> DbtManifest | None:

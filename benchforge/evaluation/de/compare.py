@@ -117,6 +117,9 @@ class NodeComparison(BaseModel):
     column_mismatches: dict[str, int] = {}  # column -> rows that differ in it (see above)
     mismatch_key: str | None = None  # the unique gold column rows were paired on, if any
     examples_withheld: bool = False  # example rows removed (held-out data, see withheld())
+    exact: bool = False
+    """Matched by the exact fast path with every column of the gold's type: the rows are the
+    gold's, no tolerance used."""
 
     @property
     def matched(self) -> bool:
@@ -271,7 +274,8 @@ def compare_relations(
         rows.residual(con, only_gold, gold, candidate, canon)
         n_gold = _count(con, only_gold)
         if gold_rows == cand_rows and n_gold == 0:
-            return match
+            same_types = all(gold_cols[c].upper() == cand_cols[c].upper() for c in gold_cols)
+            return match.model_copy(update={"exact": same_types})
         rows.residual(con, only_cand, candidate, gold, canon)
         n_cand = _count(con, only_cand)
         # 2. pair what is left by tolerance; each pass removes the rows it pairs. The first

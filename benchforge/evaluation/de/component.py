@@ -121,6 +121,16 @@ def node_inputs(
     return inputs
 
 
+def raw_tables(raw_db: Path) -> set[tuple[str, str]]:
+    """(schema, table) of the dataset's warehouse, lower case."""
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH '{raw_db}' AS raw (READ_ONLY)")
+        return {(s.lower(), t.lower()) for s, t in _tables(con, "raw")}
+    finally:
+        con.close()
+
+
 def _tables(con: duckdb.DuckDBPyConnection, database: str) -> set[tuple[str, str]]:
     rows = con.execute(
         "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ?", [database]
@@ -210,13 +220,19 @@ def run_components(
     sandbox: SandboxBackend,
     timeouts: dict[str, float],
     memory_mb: int = 2048,
+    skip: frozenset[str] = frozenset(),
 ) -> ComponentRun:
-    """Runs every candidate node that has compiled SQL and a gold counterpart, sandboxed, each
+    """Runs every candidate node that has compiled SQL and a gold counterpart, but those in
+    ``skip``, sandboxed, each
     for at most ``timeouts[node]`` seconds, then collects the results. ``helper_files`` gives
     the candidate's own helper relations ("schema.name") as per-relation DuckDB files made by
     the scorer (from its collected build, never from the candidate's database)."""
     work = fresh_folder(folders.components)
-    names = [n for n in gold.topological() if n in cand.models and cand.models[n].compiled_code]
+    names = [
+        n
+        for n in gold.topological()
+        if n in cand.models and cand.models[n].compiled_code and n not in skip
+    ]
     outcomes: dict[str, ComponentOutcome] = {}
     if not names:
         return ComponentRun(outcomes=outcomes)
@@ -228,19 +244,14 @@ def run_components(
         for h in _helpers(n, gold, cand)
     }
     cand_files = helper_files(helpers) if helpers else {}
-    con = duckdb.connect()
-    try:
-        con.execute(f"ATTACH '{raw_db}' AS raw (READ_ONLY)")
-        raw_tables = {(s.lower(), t.lower()) for s, t in _tables(con, "raw")}
-    finally:
-        con.close()
-    sources = _Sources(gold_files, cand_files, raw_tables)
+    raw = raw_tables(raw_db)
+    sources = _Sources(gold_files, cand_files, raw)
     plan: list[dict[str, object]] = []
     # Reverse topological order: see cs_worker's module doc.
     for index, name in enumerate(reversed(names)):
         folder = work / f"n{index:04d}"
         folder.mkdir()
-        views = _materialize(folder, node_inputs(name, gold, cand, raw_tables), sources)
+        views = _materialize(folder, node_inputs(name, gold, cand, raw), sources)
         plan.append(_plan_entry(name, folder, cand.models[name], views, timeouts[name], memory_mb))
     plan_path = work / "plan.json"
     plan_path.write_text(json.dumps({"nodes": plan}))

@@ -197,6 +197,16 @@ def _copy_out(
         timer.cancel()
 
 
+def _columns(con: duckdb.DuckDBPyConnection, source: str) -> list[list[str]] | None:
+    """The relation's column names and types as the candidate's database has them (the
+    Parquet copy may map a type to another)."""
+    try:
+        rows = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+    except duckdb.Error:
+        return None
+    return [[str(r[0]), str(r[1])] for r in rows]
+
+
 def model_relations(manifest: dict[str, Any]) -> list[tuple[str, str]]:
     """(schema, alias) of every model a dbt manifest lists."""
     found = set()
@@ -241,7 +251,13 @@ def collect_build(plan: dict[str, Any]) -> dict[str, Any]:
             source = f"{name}.{_quote(schema)}.{_quote(alias)}"
             error = _copy_out(con, source, os.path.join(out, file), float(plan["timeout_s"]))
             status["relations"].append(
-                {"schema": schema, "name": alias, "file": None if error else file, "error": error}
+                {
+                    "schema": schema,
+                    "name": alias,
+                    "file": None if error else file,
+                    "error": error,
+                    "columns": None if error else _columns(con, source),
+                }
             )
     except duckdb.Error as err:
         status["failure"] = f"reading the candidate's database: {_problem(err)}"

@@ -28,6 +28,8 @@ import logging
 import shutil
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -76,7 +78,13 @@ from benchforge.evaluation.de.compare import (
     columns_of,
     compare_relations,
 )
-from benchforge.evaluation.de.component import ComponentOutcome, ComponentRun, run_components
+from benchforge.evaluation.de.component import (
+    ComponentOutcome,
+    ComponentRun,
+    raw_tables,
+    run_components,
+)
+from benchforge.evaluation.de.cs_from_cfs import derivable, exactly_gold
 from benchforge.evaluation.de.rounding import column_tolerances
 from benchforge.evaluation.gold import copy_warehouse
 from benchforge.evaluation.tasks.models import DeScoring
@@ -121,6 +129,9 @@ class DeScore(BaseModel):
     reused: bool = False
     """Kept from an earlier scoring of the identical submission (see
     :mod:`benchforge.evaluation.de.score_cache`)."""
+    cs_from_cfs: list[str] = []
+    """Nodes whose CS is their CFS verdict: their end-to-end output and every input they are
+    owed are exactly the gold's (:mod:`benchforge.evaluation.de.cs_from_cfs`)."""
 
     def summary(self) -> str:
         return f"CS {self.cs:.2f} / CFS {self.cfs:.2f} / SR {self.sr:.0f}"
@@ -261,30 +272,40 @@ def score_candidate(
         )
         timings |= seconds
         errors += build.problems
-    components = ComponentRun(outcomes={})
-    if build is not None and build.manifest is not None:
-        node_limits = {n: limits.node_s(n) for n in gold.models}
-        collected = build
+    with _comparison_db(folders, gold_folder / GOLD_DB) as con:
+        t0 = time.perf_counter()
+        cfs = _cfs_comparisons(con, gold, build, limits, scoring.rel_tol)
+        timings["cfs_compare"] = time.perf_counter() - t0
+        derived: frozenset[str] = frozenset()
+        components = ComponentRun(outcomes={})
+        if build is not None and build.manifest is not None:
+            raw_db = dataset_dir / "warehouse.duckdb"
+            relations = {n: _in_db("gold", m) for n, m in gold.models.items()}
+            identical = exactly_gold(con, gold, build.manifest, cfs, build.columns, relations)
+            derived = derivable(gold, build.manifest, identical, raw_tables(raw_db))
+            node_limits = {n: limits.node_s(n) for n in gold.models}
+            collected = build
 
-        def helpers(keys: set[str]) -> dict[str, Path]:
-            return helper_files(collected, keys, folders.private / "helpers")
+            def helpers(keys: set[str]) -> dict[str, Path]:
+                return helper_files(collected, keys, folders.private / "helpers")
 
-        components = run_components(
-            gold,
-            build.manifest,
-            gold_folder,
-            dataset_dir / "warehouse.duckdb",
-            helpers,
-            folders,
-            backend,
-            node_limits,
+            components = run_components(
+                gold,
+                build.manifest,
+                gold_folder,
+                raw_db,
+                helpers,
+                folders,
+                backend,
+                node_limits,
+                skip=derived,
+            )
+            timings |= components.seconds
+        t0 = time.perf_counter()
+        nodes = _score_nodes(
+            con, gold, build, components, cfs, derived, folders, scoring, scored_nodes, limits
         )
-        timings |= components.seconds
-    t0 = time.perf_counter()
-    nodes = _score_nodes(
-        gold, gold_folder / GOLD_DB, build, components, folders, scoring, scored_nodes, limits
-    )
-    timings["compare"] = time.perf_counter() - t0
+        timings["cs_compare"] = time.perf_counter() - t0
     isolation = components.isolation or backend.isolation()
     return DeScore(
         cs=layered_score(nodes, scoring, {n.name: n.cs.matched for n in nodes}),
@@ -295,6 +316,7 @@ def score_candidate(
         seconds=timings,
         isolation=isolation,
         unsandboxed=unsandboxed,
+        cs_from_cfs=sorted(derived),
     )
 
 
@@ -484,43 +506,68 @@ def _last_error(invocation: DbtInvocation) -> str:
     return dbt_error_summary(invocation) or "(no error reported)"
 
 
-def _score_nodes(
+@contextmanager
+def _comparison_db(folders: ScoringFolders, gold_db: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The scorer's comparison database, in its private folder, with the gold attached
+    read-only: the collected Parquet of what the candidate produced is loaded here one table at
+    a time (no candidate SQL is bound here, no candidate-written file is opened)."""
+    con = duckdb.connect(str(folders.private / COMPARE_DB))
+    try:
+        con.execute(f"SET temp_directory = '{folders.private / 'spill'}'")
+        con.execute(f"ATTACH '{gold_db}' AS gold (READ_ONLY)")
+        yield con
+    finally:
+        con.close()
+
+
+def _cfs_comparisons(
+    con: duckdb.DuckDBPyConnection,
     gold: DbtManifest,
-    gold_db: Path,
+    build: CollectedBuild | None,
+    limits: TimeLimits,
+    rel_tol: float,
+) -> dict[str, NodeComparison]:
+    """Each gold node's end-to-end output compared with the gold's."""
+    cand = build.manifest if build is not None else None
+    statuses = {r.unique_id: r for r in (build.results if build else [])}
+    found = {}
+    for name in gold.topological():
+        c = cand.models.get(name) if cand is not None else None
+        if c is None or build is None:
+            found[name] = _missing("the candidate has no model of this name")
+        else:
+            g = gold.models[name]
+            found[name] = _cascading(con, g, c, statuses, build, rel_tol, limits.node_s(name))
+    return found
+
+
+def _score_nodes(
+    con: duckdb.DuckDBPyConnection,
+    gold: DbtManifest,
     build: CollectedBuild | None,
     components: ComponentRun,
+    cfs: dict[str, NodeComparison],
+    derived: frozenset[str],
     folders: ScoringFolders,
     scoring: DeScoring,
     scored: set[str] | None,
     limits: TimeLimits,
 ) -> list[NodeScore]:
-    """Compares what the candidate produced with the gold, in the scorer's process, in a
-    comparison database it creates in its private folder: the collected Parquet of the
-    candidate's component outputs and end-to-end build, loaded one table at a time (no
-    candidate SQL is bound here, no candidate-written file is opened)."""
+    """Each node's CS comparison (its CFS one for the ``derived`` nodes) beside its CFS."""
     cand = build.manifest if build is not None else None
-    con = duckdb.connect(str(folders.private / COMPARE_DB))
-    con.execute(f"SET temp_directory = '{folders.private / 'spill'}'")
-    con.execute(f"ATTACH '{gold_db}' AS gold (READ_ONLY)")
-    statuses = {r.unique_id: r for r in (build.results if build else [])}
     results: dict[str, NodeScore] = {}
-    try:
-        for name in gold.topological():
-            g = gold.models[name]
-            weight = node_weight(scoring, name, scored)
-            c = cand.models.get(name) if cand is not None else None
-            if c is None or build is None:
-                reason = "the candidate has no model of this name"
-                cs = cfs = _missing(reason)
-            else:
-                timeout = limits.node_s(name)
-                cs = _component(
-                    con, g, c, components.outcomes.get(name), folders, scoring.rel_tol, timeout
-                )
-                cfs = _cascading(con, g, c, statuses, build, scoring.rel_tol, timeout)
-            results[name] = NodeScore(name=name, layer=g.layer, weight=weight, cs=cs, cfs=cfs)
-    finally:
-        con.close()
+    for name in gold.topological():
+        g = gold.models[name]
+        c = cand.models.get(name) if cand is not None else None
+        if c is None:
+            cs = cfs[name]
+        elif name in derived:
+            cs = cfs[name].model_copy()
+        else:
+            outcome = components.outcomes.get(name)
+            cs = _component(con, g, c, outcome, folders, scoring.rel_tol, limits.node_s(name))
+        weight = node_weight(scoring, name, scored)
+        results[name] = NodeScore(name=name, layer=g.layer, weight=weight, cs=cs, cfs=cfs[name])
     for name, node in results.items():
         node.cfs_blocked_by = sorted(a for a in gold.ancestors(name) if not results[a].cfs.matched)
     return [results[n] for n in gold.topological()]
