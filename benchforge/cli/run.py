@@ -99,6 +99,11 @@ def add_parser(sub: Subparsers) -> None:
         "differing columns only; held-out rows stay held out)",
     )
     score_run.add_argument("--workers", type=int, default=2)
+    score_run.add_argument(
+        "--dask",
+        help="score on a Dask cluster: local[:N] or a scheduler address (tcp://HOST:PORT); "
+        "its workers share the artifact store and the work folder",
+    )
     add_infra_share_argument(score_run)
     add_visible_scores_argument(score_run)
     add_judge_arguments(score_run)
@@ -186,6 +191,7 @@ def run_command(args: argparse.Namespace) -> int:
                 judge=judge_settings(args),
                 visible_scores=args.visible_scores,
                 max_infra_error_share=share,
+                dask=args.dask,
             )
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
         print(
@@ -219,6 +225,7 @@ def score_run_command(args: argparse.Namespace) -> int:
             visible_scores=args.visible_scores,
             max_infra_error_share=args.max_infra_error_share,
             reuse_kept_scores=not args.fresh,
+            dask=args.dask,
         )
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(scores.statuses.items())) or "none"
     print(

@@ -30,17 +30,24 @@ from benchforge.core.artifacts import open_store
 from benchforge.core.progress import Planned, TrialDone
 from benchforge.core.records import AgentLimits, LlmOptions, TrialResult, TrialScore
 from benchforge.core.sandbox import default_backend
-from benchforge.core.settings import load_settings
+from benchforge.core.settings import BenchforgeSettings, load_settings
 from benchforge.evaluation.dbt.runner import dbt_invocations
 from benchforge.evaluation.judges.client import Judge, JudgeSettings
 from benchforge.flows.liveness import beat
 from benchforge.flows.synthesize import synthesize
-from benchforge.harness.chunk import ChunkJob, execute_chunk, score_trials
+from benchforge.harness.chunk import (
+    ChunkJob,
+    ScoreJob,
+    execute_chunk,
+    score_job_chunk,
+    score_trials,
+)
 from benchforge.harness.infra_errors import InfraErrorTally, check_infra_errors, tally_infra_errors
 from benchforge.harness.judging import JudgeUsage, judge_session
 from benchforge.harness.models import ChunkScores, ChunkSummary, RunSummary, TrialPlan
 from benchforge.harness.planning import (
     RunRequest,
+    ScorePlan,
     new_run_id,
     plan_scoring,
     planned_run,
@@ -307,6 +314,7 @@ def score_run(
     visible_scores: bool = False,
     max_infra_error_share: Share | None = None,
     reuse_kept_scores: bool = True,
+    dask: str | None = None,
 ) -> ScoreSummary:
     """Scores the finished trials of ``run_id`` that have no score yet or a scoring error
     (all with ``rescore``), without re-running any agent. A submission whose score is kept
@@ -341,6 +349,11 @@ def score_run(
             them; default the max_infra_error_share setting (0.2).
         reuse_kept_scores: find scores kept by content instead of scoring again (and keep
             new ones); False scores every trial afresh (kept scores are then replaced).
+        dask: score the chunks on a Dask cluster: ``tcp://host:port`` (an existing
+            scheduler) or ``local[:N]`` (N worker processes here); each chunk is one task,
+            one per worker thread. The workers share the artifact store and the work folder
+            (one machine, or a filesystem they share), so each task's gold is built once for
+            the cluster; a judge on the mock server needs workers on this machine.
     """
     logger = get_run_logger()
     t0 = time.monotonic()
@@ -356,53 +369,37 @@ def score_run(
     usage: JudgeUsage | None = None
     store = ScoreStore(open_store(settings.artifact_root)) if reuse_kept_scores else None
     memo = ScoreMemo(store)
-    if plan.todo:
-        runner: Any = ThreadPoolTaskRunner(max_workers=workers)
-        if unsandboxed:
-            logger.warning("scoring run %s WITHOUT a sandbox (explicitly requested)", run_id)
-        # Owned by this flow run: gold prepared once per (task, dataset) and identical
-        # submissions scored once, across its chunks; gone when the run ends.
-        gold = GoldCache(Path(work))
-        with ExitStack() as stack:
-            the_judge: Judge | None = None
-            if plan.judged:
-                the_judge, mock = stack.enter_context(
-                    judge_session(
-                        settings, work_root(settings), model=judge_model, judge_settings=judge
-                    )
-                )
-            for part in _score_chunks(
-                runner,
-                run_id,
-                plan.chunks,
-                work,
-                unsandboxed,
-                gold,
-                memo,
-                the_judge,
-                show_heldout_examples,
-                visible_scores,
-            ):
-                for status, count in part.statuses.items():
-                    statuses[status] = statuses.get(status, 0) + count
-                errors |= part.scoring_errors
-            if the_judge is not None:
-                usage = JudgeUsage.of(the_judge, mock)
-                logger.info("run %s: %s", run_id, usage.line())
-        if errors:
-            logger.warning(
-                "run %s: %d trials had a scoring error (listed apart, scored again by the "
-                "next score_run): %s",
-                run_id,
-                len(errors),
-                ", ".join(sorted(errors)),
-            )
+    elsewhere = ChunkScores()  # what chunks scored in other processes cost
+    if unsandboxed and plan.todo:
+        logger.warning("scoring run %s WITHOUT a sandbox (explicitly requested)", run_id)
+    if plan.todo and dask:
+        elsewhere, usage = _score_on_cluster(
+            dask, workers, plan, settings, work, unsandboxed, judge_model, judge,
+            show_heldout_examples, visible_scores, reuse_kept_scores,
+        )  # fmt: skip
+        statuses, errors = elsewhere.statuses, elsewhere.scoring_errors
+    elif plan.todo:
+        here, usage = _score_in_threads(
+            workers, plan, settings, work, unsandboxed, memo, judge_model, judge,
+            show_heldout_examples, visible_scores,
+        )  # fmt: skip
+        statuses, errors = here.statuses, here.scoring_errors
+    if usage is not None:
+        logger.info("run %s: %s", run_id, usage.line())
+    if errors:
+        logger.warning(
+            "run %s: %d trials had a scoring error (listed apart, scored again by the "
+            "next score_run): %s",
+            run_id,
+            len(errors),
+            ", ".join(sorted(errors)),
+        )
     infra = tally_infra_errors(run, plan.finished)
     result = ScoreSummary(
         run_id=run_id,
-        dbt_invocations=dbt_invocations() - dbt_before,
-        kept_scores_used=store.hits if store is not None else 0,
-        scores_kept=store.kept if store is not None else 0,
+        dbt_invocations=dbt_invocations() - dbt_before + elsewhere.dbt_invocations,
+        kept_scores_used=(store.hits if store is not None else 0) + elsewhere.kept_scores_used,
+        scores_kept=(store.kept if store is not None else 0) + elsewhere.scores_kept,
         scored=len(plan.todo),
         skipped=plan.skipped,
         statuses=statuses,
@@ -413,6 +410,123 @@ def score_run(
     )
     check_infra_errors([infra], _max_share(max_infra_error_share), result)
     return result
+
+
+def _score_in_threads(
+    workers: int,
+    plan: ScorePlan,
+    settings: BenchforgeSettings,
+    work: str,
+    unsandboxed: bool,
+    memo: ScoreMemo,
+    judge_model: str | None,
+    judge_settings: JudgeSettings | None,
+    show_heldout_examples: bool,
+    visible_scores: bool,
+) -> tuple[ChunkScores, JudgeUsage | None]:
+    """The chunks of ``plan`` scored on threads of this process, sharing one gold cache, one
+    memo (identical submissions scored once) and one judge, gone when the flow run ends."""
+    total = ChunkScores()
+    usage: JudgeUsage | None = None
+    gold = GoldCache(Path(work))
+    with ExitStack() as stack:
+        the_judge: Judge | None = None
+        mock = False
+        if plan.judged:
+            the_judge, mock = stack.enter_context(
+                judge_session(
+                    settings, work_root(settings), model=judge_model, judge_settings=judge_settings
+                )
+            )
+        runner: Any = ThreadPoolTaskRunner(max_workers=workers)
+        for part in _score_chunks(
+            runner,
+            plan.run_id,
+            plan.chunks,
+            work,
+            unsandboxed,
+            gold,
+            memo,
+            the_judge,
+            show_heldout_examples,
+            visible_scores,
+        ):
+            for status, count in part.statuses.items():
+                total.statuses[status] = total.statuses.get(status, 0) + count
+            total.scoring_errors |= part.scoring_errors
+        if the_judge is not None:
+            usage = JudgeUsage.of(the_judge, mock)
+    return total, usage
+
+
+@task(name="score-chunk", cache_policy=NO_CACHE)
+def score_chunk_elsewhere(job: ScoreJob, slugs: list[str]) -> ChunkScores:
+    """Scores ``slugs`` on a worker of a cluster (:func:`score_job_chunk`)."""
+
+    def report(result: TrialResult, score: TrialScore) -> None:
+        progress.emit(
+            TrialDone(slug=result.key.slug, status=score.status, termination=result.termination)
+        )
+
+    return score_job_chunk(job, slugs, on_scored=[report])
+
+
+def _score_on_cluster(
+    dask: str,
+    workers: int,
+    plan: ScorePlan,
+    settings: BenchforgeSettings,
+    work: str,
+    unsandboxed: bool,
+    judge_model: str | None,
+    judge_settings: JudgeSettings | None,
+    show_heldout_examples: bool,
+    visible_scores: bool,
+    reuse_kept_scores: bool,
+) -> tuple[ChunkScores, JudgeUsage | None]:
+    """The chunks of ``plan`` scored as tasks on a Dask cluster; their summed outcome and cost,
+    and the judge's usage over all of them."""
+    total = ChunkScores()
+    usage: JudgeUsage | None = None
+    with ExitStack() as stack:
+        config, mock = None, False
+        if plan.judged:  # held here, e.g. the mock server the workers' judges call
+            the_judge, mock = stack.enter_context(
+                judge_session(
+                    settings, work_root(settings), model=judge_model, judge_settings=judge_settings
+                )
+            )
+            config = the_judge.llm.client.config
+            usage = JudgeUsage.of(the_judge, mock)
+        job = ScoreJob(
+            run_id=plan.run_id,
+            artifact_root=settings.artifact_root,
+            work=work,
+            unsandboxed=unsandboxed,
+            judge=config,
+            judge_settings=judge_settings,
+            judge_mock=mock,
+            show_heldout_examples=show_heldout_examples,
+            visible_scores=visible_scores,
+            reuse_kept_scores=reuse_kept_scores,
+        )
+        with _api_url_for_workers(dask), _task_runner(dask, workers) as runner:
+            futures = [
+                runner.submit(score_chunk_elsewhere, parameters={"job": job, "slugs": part})
+                for part in plan.chunks
+            ]
+            wait(futures)
+            parts: list[ChunkScores] = [f.result() for f in futures]
+    for part in parts:
+        for status, count in part.statuses.items():
+            total.statuses[status] = total.statuses.get(status, 0) + count
+        total.scoring_errors |= part.scoring_errors
+        total.dbt_invocations += part.dbt_invocations
+        total.kept_scores_used += part.kept_scores_used
+        total.scores_kept += part.scores_kept
+        if part.judge is not None:
+            usage = part.judge.plus(usage)
+    return total, usage
 
 
 def _score_chunks(

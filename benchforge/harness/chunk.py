@@ -13,6 +13,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -23,12 +24,15 @@ from benchforge.core.errors import BenchforgeError
 from benchforge.core.llm import LlmConfig, SharedSemaphore
 from benchforge.core.records import AgentLimits, RunSpec, TrialResult, TrialScore
 from benchforge.core.sandbox import SandboxBackend, default_backend
-from benchforge.evaluation.judges.client import Judge
+from benchforge.evaluation.dbt.runner import dbt_invocations_on_this_thread
+from benchforge.evaluation.judges.client import Judge, JudgeSettings
 from benchforge.evaluation.tasks.loader import load_task
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.datasets import roles_of
 from benchforge.harness.executor import LimitedSandbox, RunContext, run_chunk
+from benchforge.harness.judging import JudgeUsage, open_judge
 from benchforge.harness.models import ChunkScores, ChunkSummary, TrialPlan
+from benchforge.harness.score_store import ScoreStore
 from benchforge.harness.scoring import GoldCache, ScoreMemo, score_trial, scoring_error
 from benchforge.harness.solutions import GoldSolutions
 from benchforge.harness.store import RunStore
@@ -180,3 +184,72 @@ def run_task(spec: RunSpec, ident: tuple[str, str, str]) -> LoadedTask:
             f"{loaded.spec.version}; score with the task version the trials ran on"
         )
     return loaded
+
+
+class ScoreJob(BaseModel):
+    """What a worker in another process (a Dask worker) needs to score chunks of a stored
+    run: everything is named, nothing shared but the artifact store and the work folder (on
+    one machine, or a filesystem the workers share: gold is built there once, under a lock,
+    and found by every worker after)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    artifact_root: str
+    work: str
+    unsandboxed: bool = False
+    judge: LlmConfig | None = None  # the run's judge, for a run with judged tasks
+    judge_settings: JudgeSettings | None = None
+    judge_mock: bool = False
+    show_heldout_examples: bool = False
+    visible_scores: bool = False
+    reuse_kept_scores: bool = True
+
+
+_gold_caches: dict[str, GoldCache] = {}
+
+
+def _gold_cache(work: str) -> GoldCache:
+    """One per work folder and process: the chunks a worker scores share prepared gold."""
+    with _lock:
+        return _gold_caches.setdefault(work, GoldCache(Path(work)))
+
+
+def score_job_chunk(
+    job: ScoreJob,
+    slugs: list[str],
+    on_scored: list[Callable[[TrialResult, TrialScore], None]] | None = None,
+) -> ChunkScores:
+    """Scores ``slugs`` as :func:`score_trials` does, with this chunk's own score store view,
+    memo and judge client, and returns what it cost besides what it scored."""
+    store = open_store(job.artifact_root)
+    kept = ScoreStore(store) if job.reuse_kept_scores else None
+    dbt_before = dbt_invocations_on_this_thread()
+    with ExitStack() as stack:
+        judge = (
+            stack.enter_context(open_judge(job.judge, job.judge_settings))
+            if job.judge is not None
+            else None
+        )
+        out = score_trials(
+            RunStore(store, job.run_id),
+            slugs,
+            Path(job.work),
+            default_backend(),
+            _gold_cache(job.work),
+            ScoreMemo(kept),
+            unsandboxed=job.unsandboxed,
+            judge=judge,
+            show_heldout_examples=job.show_heldout_examples,
+            visible_scores=job.visible_scores,
+            on_scored=on_scored,
+        )
+        usage = JudgeUsage.of(judge, job.judge_mock) if judge is not None else None
+    return out.model_copy(
+        update={
+            "dbt_invocations": dbt_invocations_on_this_thread() - dbt_before,
+            "kept_scores_used": kept.hits if kept is not None else 0,
+            "scores_kept": kept.kept if kept is not None else 0,
+            "judge": usage,
+        }
+    )

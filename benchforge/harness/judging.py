@@ -50,6 +50,20 @@ class JudgeUsage(BaseModel):
             cost_usd=totals.known_cost_usd,
         )
 
+    def plus(self, other: JudgeUsage | None) -> JudgeUsage:
+        """Both judges' usage (chunks scored apart, on the workers of a cluster)."""
+        if other is None:
+            return self
+        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
+        return self.model_copy(
+            update={
+                "requests": self.requests + other.requests,
+                "cache_hits": self.cache_hits + other.cache_hits,
+                "errors": self.errors + other.errors,
+                "cost_usd": sum(costs) if costs else None,
+            }
+        )
+
     def line(self) -> str:
         where = " (the Benchforge mock LLM server)" if self.mock else ""
         cost = f", ${self.cost_usd:.4f}" if self.cost_usd else ""

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchforge.core.records import TrialKey
 from benchforge.core.sandbox import Isolation
 from benchforge.harness.infra_errors import InfraErrorTally
+from benchforge.harness.judging import JudgeUsage
 
 
 class TrialPlan(BaseModel):
@@ -46,10 +47,16 @@ class ChunkSummary(BaseModel):
 
 
 class ChunkScores(BaseModel):
-    """What one scoring chunk scored: trials per status, and the scoring errors."""
+    """What one scoring chunk scored: trials per status, and the scoring errors; a chunk
+    scored on a worker elsewhere also says what it cost (its own dbt commands, score-store
+    hits and additions, judge usage)."""
 
     statuses: dict[str, int] = Field(default_factory=dict)
     scoring_errors: dict[str, str] = Field(default_factory=dict)  # slug -> type: message
+    dbt_invocations: int = 0
+    kept_scores_used: int = 0
+    scores_kept: int = 0
+    judge: JudgeUsage | None = None
 
 
 class RunSummary(BaseModel):

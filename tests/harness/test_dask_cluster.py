@@ -1,6 +1,7 @@
 """A run on a real Dask cluster: a ``dask scheduler`` and two ``dask worker`` processes on
 loopback, started here as an operator would, and ``benchforge run --dask tcp://...`` from the
-CLI. The trials and their scores are those of the same run done locally; and when one worker
+CLI (which scores on the cluster too, as does ``score-run --dask``). The trials and their scores
+are those of the same run done locally; and when one worker
 is killed in the middle of the run, the run still completes, no trial lost or run twice.
 
 The workers reach the run's Prefect API through PREFECT_API_URL (this session's server: a
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -146,6 +149,15 @@ def test_a_run_on_a_cluster_is_the_local_run(setup: tuple[Path, dict[str, str]])
     cluster = Cluster(env, root)
     try:
         out = _finish(_run(env, "on-cluster", "--dask", cluster.address))
+        # scored again on the cluster with nothing kept (no gold build, no score beside it,
+        # none in the score store): the gold builds and the scorings cost dbt commands on
+        # the workers, counted there and summed here
+        shutil.rmtree(Path(env["BENCHFORGE_ARTIFACT_ROOT"]) / "work" / "scoring")
+        rescore = subprocess.run(
+            [sys.executable, "-m", "benchforge.cli", "score-run", "on-cluster", "--rescore",
+             "--fresh", "--dask", cluster.address],
+            cwd=REPO_ROOT, env=env, text=True, capture_output=True, timeout=900,
+        )  # fmt: skip
     finally:
         cluster.stop()
     assert "6 trials, 0 already done, 6 run (0 infrastructure errors)" in out
@@ -155,9 +167,19 @@ def test_a_run_on_a_cluster_is_the_local_run(setup: tuple[Path, dict[str, str]])
         slug: _same(s) for slug, s in local.items()
     }
     assert sorted(s.metrics["sr"] for s in remote.values()) == [0, 0, 100, 100, 100, 100]
-    # every chunk ran on a worker of the cluster: their logs show the trials
+    # every chunk ran on a worker of the cluster: their logs show the trials and the scoring
     worker_logs = "".join((root / f"worker-{i}.log").read_text() for i in range(2))
-    assert "trial-chunk" in worker_logs
+    assert "trial-chunk" in worker_logs and "score-chunk" in worker_logs
+    assert rescore.returncode == 0, rescore.stdout[-3000:] + rescore.stderr[-3000:]
+    assert "scored 6 trials" in rescore.stdout
+    spent = re.search(
+        r"dbt invocations (\d+), judge requests 0, kept scores used 0", rescore.stdout
+    )
+    assert spent and int(spent.group(1)) > 0, rescore.stdout
+    rescored = _scores(env, "on-cluster")
+    assert {slug: _same(s) for slug, s in rescored.items()} == {
+        slug: _same(s) for slug, s in local.items()
+    }
 
 
 def test_a_worker_killed_mid_run_loses_no_trial(setup: tuple[Path, dict[str, str]]) -> None:

@@ -85,6 +85,7 @@ def write_profile(profiles_dir: Path, threads: int = 2) -> Path:
 
 _counted = 0
 _count_lock = threading.Lock()
+_by_thread = threading.local()
 
 
 def dbt_invocations() -> int:
@@ -93,10 +94,17 @@ def dbt_invocations() -> int:
         return _counted
 
 
+def dbt_invocations_on_this_thread() -> int:
+    """How many of them the calling thread started (a scoring chunk's own, where several
+    chunks share a process)."""
+    return int(getattr(_by_thread, "counted", 0))
+
+
 def _count_invocation() -> None:
     global _counted
     with _count_lock:
         _counted += 1
+    _by_thread.counted = dbt_invocations_on_this_thread() + 1
 
 
 def run_dbt(
