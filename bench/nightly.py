@@ -14,7 +14,8 @@ its trial ratio (linear growth; target: the 500-trial over the 100-trial wall <=
 PASS / FAIL. Repeated submissions (the agents' epochs) must be free: dbt invocations grow with
 distinct submissions, not with trials.
 
-Usage: python bench/nightly.py [--trials 21,105,504] [--scales 0.1,1]
+Usage: python bench/nightly.py [--trials 21,105,504] [--scales 0.1,1] [--tasks N]
+(``--tasks N``: the suite's first N tasks only, a quick smoke run.)
 """
 
 from __future__ import annotations
@@ -72,10 +73,11 @@ class Figures:
         )
 
 
-def _tasks() -> int:
+def _task_ids(first: int | None) -> list[str]:
     from benchforge.evaluation.tasks import load_tasks
 
-    return len(load_tasks(ROOT / "task_specs" / SUITE))
+    ids = sorted(t.spec.id for t in load_tasks(ROOT / "task_specs" / SUITE))
+    return ids[:first] if first else ids
 
 
 def _dataset(scale: float, root: Path) -> Path:
@@ -96,7 +98,7 @@ def _forget_scores(artifacts: Path) -> None:
         shutil.rmtree(kept, ignore_errors=True)
 
 
-def measure(epochs: int, dataset: Path, root: Path, label: str) -> Figures:
+def measure(epochs: int, dataset: Path, root: Path, label: str, task_ids: list[str]) -> Figures:
     from benchforge.core.artifacts import open_store
     from benchforge.flows.runs import run_suite, score_run
     from benchforge.harness.store import RunStore
@@ -109,6 +111,7 @@ def measure(epochs: int, dataset: Path, root: Path, label: str) -> Figures:
         models=[MODEL],
         epochs=epochs,
         run_id=label,
+        task_ids=task_ids,
         datasets={"crm": str(dataset)},
     )
     run_s = time.perf_counter() - t0
@@ -137,8 +140,10 @@ def main() -> None:
     )
     parser.add_argument("--trials", default="21,105,504", help="trial counts, comma-separated")
     parser.add_argument("--scales", default="0.1,1", help="crm scales, comma-separated")
+    parser.add_argument("--tasks", type=int, help="the suite's first N tasks only")
     args = parser.parse_args()
-    per_epoch = _tasks() * len(AGENTS)
+    task_ids = _task_ids(args.tasks)
+    per_epoch = len(task_ids) * len(AGENTS)
     sizes = sorted({max(1, round(int(t) / per_epoch)) for t in args.trials.split(",")})
     with tempfile.TemporaryDirectory(prefix="benchforge-nightly-bench-") as tmp:
         root = Path(tmp)
@@ -151,8 +156,8 @@ def main() -> None:
         for scale in (float(s) for s in args.scales.split(",")):
             dataset = _dataset(scale, root)
             print(f"crm scale {scale:g} ({SUITE}: {per_epoch} trials per epoch)")
-            measure(1, dataset, root, f"warm-{scale:g}")  # the gold builds, untimed
-            figures = [measure(e, dataset, root, f"s{scale:g}-e{e}") for e in sizes]
+            measure(1, dataset, root, f"warm-{scale:g}", task_ids)  # the gold builds, untimed
+            figures = [measure(e, dataset, root, f"s{scale:g}-e{e}", task_ids) for e in sizes]
             for f in figures:
                 print(f.line())
             if len(figures) >= 2:

@@ -98,6 +98,7 @@ def test_every_readme_command_is_covered_here() -> None:
         "benchforge score de --task task_specs/de-crm/crm-impl-full --candidate dbt_projects/crm "
         "--report score.json",
         "python bench/de_scoring.py",
+        "python bench/nightly.py",  # test_readme_commands.py (one task, 3 and 6 trials)
         "benchforge run --suite de-crm --agent oracle --agent null --epochs 2",
         "benchforge report",
         "benchforge run --suite de-crm --task crm-evol-support-response-sla --agent react-de "

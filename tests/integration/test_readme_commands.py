@@ -90,6 +90,15 @@ def test_de_scoring_bench_prints_the_ratio() -> None:
     assert re.search(r"distinct submission <= 1.3x the gold build: (PASS|FAIL)", result.stdout)
 
 
+def test_nightly_bench_prints_its_growth() -> None:
+    # The README runs 21, 105 and 504 trials at crm scale 0.1 and 1; here one task, 3 and 6.
+    result = run("python bench/nightly.py --tasks 1 --trials 3,6 --scales 0.05", ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"\s3 trials: run .* ms/trial; \d+ distinct submissions", result.stdout)
+    assert re.search(r"growth 6/3 trials: wall x[0-9.]+ .*(PASS|FAIL)", result.stdout)
+    assert re.search(r"nightly cost growth: (PASS|FAIL)", result.stdout)
+
+
 def test_bench_command_prints_its_figures(workdir: Path) -> None:
     # The README runs it at full size (scale 10); here the same script at a small scale.
     result = run("python bench/synth.py --scale 0.2 --small-scale 0.05 --faker-sample 300", ROOT)
