@@ -83,12 +83,12 @@ def test_changed_data_fails_the_expectations_naming_table_and_column(warehouse: 
     from benchforge.synthesis.importer import ProfileSuite
 
     report = validate_warehouse(
-        warehouse, ProfileSuite(dataset="shop", profile=[], expectations=suite), chunk_rows=2
+        warehouse, ProfileSuite(dataset="shop", profile=[], expectations=suite)
     )
     failed = {(r.check, r.column): r for r in report.failures()}
     assert set(failed) == {
         ("row_count", None),
-        ("unique", "order_id"),  # across chunks of 2 rows: hash partitions
+        ("unique", "order_id"),  # both rows holding 4 are duplicates
         ("in_set", "status"),
         ("between", "amount"),
         ("between", "ordered_on"),
