@@ -15,12 +15,13 @@ Prints, in one run:
   must do. The importer does more: it sniffs a CSV file whole (and reads it with
   ``sample_size = -1``), counts rows, hashes each Parquet file, writes a manifest and publishes;
 - the ratios import / floor for each source, with and without validation, and the share of a
-  validated import spent validating;
+  validated import spent validating; PASS / FAIL for a validated import from CSV against
+  ``TARGETS["validated"]`` (at least half the floor's rows/s);
 - peak RSS of each pass (import with and without validation, floor) at ``--rows`` and at
   ``--small-rows`` (rows / 10 by default), and their ratio: an import streams, its memory should
   not grow with the data. DuckDB's buffer pool does fill toward its ``memory_limit`` as the data
   grows, in the floor as in the import, so the import's growth is shown next to the floor's and
-  the import's excess over the floor at both sizes;
+  the import's excess over the floor at both sizes; PASS / FAIL against ``TARGETS["rss"]``;
 - with ``--postgres URL`` the same from a PostgreSQL schema (``bench_import_<rows>``, created and
   loaded once from the CSV files; the URL's user needs CREATE there). Its floor streams each
   table out with ``COPY ... TO STDOUT`` into a CSV file that DuckDB then loads and exports.
@@ -60,8 +61,10 @@ DATA_VERSION = 1  # bump when the generated tables change: cached data is then m
 READY = "data.json"  # written last: a cached folder without it is incomplete
 MEMORY_LIMIT = "1GB"  # stage_import's default; the floor runs under the same
 VALIDATE_LIMIT = "512MB"  # validate_warehouse's default
-# Peak RSS at --rows / at --small-rows, for 10x the rows (as bench/synth.py, bench/anonymize.py).
-TARGETS = {"rss": 2.0}
+# Peak RSS at --rows / at --small-rows, for 10x the rows (as bench/synth.py, bench/anonymize.py);
+# a validated import from CSV in rows/s, at least this share of the DuckDB floor's.
+TARGETS = {"rss": 2.0, "validated": 0.5}
+TARGET_SOURCE = "csv"
 NAME = "bench"
 
 
@@ -495,6 +498,13 @@ def print_ratios(sources: list[Source], runs: Runs) -> None:
             ),
         ):
             print(f"{source.kind + ': ' + label:<52}{value}")
+    on, floor = (best(runs[(TARGET_SOURCE, m)]) for m in ("on", "floor"))
+    ratio = floor["seconds"] / on["seconds"]
+    slow = ratio < TARGETS["validated"]
+    print(
+        f"a validated import from {TARGET_SOURCE.upper()} runs at x{ratio:.2f} the DuckDB floor's "
+        f"rows/s (target >= {TARGETS['validated']:g}) {'FAIL' if slow else 'PASS'}"
+    )
 
 
 def print_rss(

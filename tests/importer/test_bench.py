@@ -42,6 +42,8 @@ def test_the_smoke_run_prints_every_figure() -> None:
         assert re.search(rf"^{source}: validation share of a validated import\s+\d+%$", out, re.M)
         by_step = rf"^{source}\s+load \+ export {NUMBER} / {NUMBER} MB\s+profile .+ GE suite .+ MB$"
         assert re.search(by_step, out, re.M), out
+    validated = r"^a validated import from CSV runs at x\d+\.\d\d the DuckDB floor's rows/s "
+    assert re.search(validated + r"\(target >= 0\.5\) (PASS|FAIL)$", out, re.M), out
     assert re.search(r"^\s+2,000 rows\s+20,000 rows\s+ratio$", out, re.M), out
     assert re.search(
         r"^memory (does not grow|GROWS) with the data: .* x\d+\.\d\d at most ", out, re.M

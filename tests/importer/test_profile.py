@@ -68,6 +68,36 @@ def test_the_profile_implies_exactly_these_expectations(warehouse: Path) -> None
     }
 
 
+def test_distinct_counts_are_exact_where_they_decide_an_expectation(tmp_path: Path) -> None:
+    """Estimates (approx_count_distinct) everywhere else: a key-like column far from unique,
+    numbers, text with too many values to be a category."""
+    path = tmp_path / "many.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute(
+            "CREATE SCHEMA raw; CREATE TABLE raw.lines AS SELECT i AS line_id, "
+            "i % 300 AS order_id, i * 1.5 AS amount, ['a', 'b', 'c'][1 + i % 3] AS status, "
+            "'L' || (i % 30) AS label, 'N' || (i % 100) AS note FROM range(1000) AS t(i)"
+        )
+    with duckdb.connect() as con:
+        con.execute(f"ATTACH '{path}' AS wh (READ_ONLY)")
+        suite = profile_warehouse(con, "shop", "wh")
+    columns = {c.name: c for c in suite.profile[0].columns}
+    exact = {name: (c.distinct_exact, c.distinct) for name, c in columns.items()}
+    assert {n: e for n, (e, _) in exact.items()} == {
+        "line_id": True,  # may be unique: counted, and it is
+        "order_id": False,  # a key's name, but ~300 values over 1000 rows: never unique
+        "amount": False,
+        "status": True,  # may be a category: counted, and it is
+        "label": True,  # 30 values: counted, too many for a category
+        "note": False,  # ~100 values: far above any category
+    }
+    assert exact["line_id"][1] == 1000 and exact["status"][1] == 3 and exact["label"][1] == 30
+    assert 250 < exact["order_id"][1] < 350
+    kinds = {(e.kind, e.column) for e in suite.expectations}
+    assert ("unique", "line_id") in kinds and ("unique", "order_id") not in kinds
+    assert ("in_set", "status") in kinds and ("in_set", "label") not in kinds
+
+
 def test_key_names() -> None:
     keys = ["id", "order_id", "customerId", "ORDER_KEY", "sku", "country_code", "uuid"]
     assert all(looks_like_key(k) for k in keys)
@@ -83,12 +113,12 @@ def test_changed_data_fails_the_expectations_naming_table_and_column(warehouse: 
     from benchforge.synthesis.importer import ProfileSuite
 
     report = validate_warehouse(
-        warehouse, ProfileSuite(dataset="shop", profile=[], expectations=suite), chunk_rows=2
+        warehouse, ProfileSuite(dataset="shop", profile=[], expectations=suite)
     )
     failed = {(r.check, r.column): r for r in report.failures()}
     assert set(failed) == {
         ("row_count", None),
-        ("unique", "order_id"),  # across chunks of 2 rows: hash partitions
+        ("unique", "order_id"),  # both rows holding 4 are duplicates
         ("in_set", "status"),
         ("between", "amount"),
         ("between", "ordered_on"),

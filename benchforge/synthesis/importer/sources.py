@@ -288,21 +288,24 @@ def _load_parquet(con: duckdb.DuckDBPyConnection, path: Path, target: str) -> No
 
 
 def _load_csv(con: duckdb.DuckDBPyConnection, path: Path, target: str) -> None:
-    """Sniffs the whole file first: DuckDB's sniffer meets a file whose rows disagree on their
-    number of fields by skipping its first lines, dropping the header or reading one column,
-    all silently; those files are refused, naming the first row that does not fit."""
+    """Sniffs the whole file once, then reads it with what the sniff found (the types fit every
+    row; DuckDB's reader would otherwise sniff the whole file again). DuckDB's sniffer meets a
+    file whose rows disagree on their number of fields by skipping its first lines, dropping the
+    header or reading one column, all silently; those files are refused, naming the first row
+    that does not fit."""
     if path.stat().st_size == 0:
         raise DatasetImportError(f"{path.name} is empty (a CSV file needs at least a header)")
     source = literal(str(path))
     try:
         sniffed = con.execute(
-            f"SELECT SkipRows, HasHeader, len(Columns) FROM sniff_csv({source}, sample_size = -1)"
+            "SELECT SkipRows, HasHeader, Columns, Delimiter, Quote, Escape, NewLineDelimiter, "
+            f"Comment, DateFormat, TimestampFormat FROM sniff_csv({source}, sample_size = -1)"
         ).fetchone()
     except duckdb.Error as err:
         raise DatasetImportError(_csv_error(path, err)) from None
     assert sniffed is not None
-    skipped, header, width = int(sniffed[0]), bool(sniffed[1]), int(sniffed[2])
-    if skipped or not header or width == 1:
+    skipped, header, columns = int(sniffed[0]), bool(sniffed[1]), list(sniffed[2])
+    if skipped or not header or len(columns) == 1:
         _check_rows(path)
     if skipped:
         raise DatasetImportError(
@@ -313,10 +316,46 @@ def _load_csv(con: duckdb.DuckDBPyConnection, path: Path, target: str) -> None:
             f"{path.name} has no header line (its first line looks like data): add a first "
             "line with the column names"
         )
+    options = sniffed_options(columns, *sniffed[3:])
     try:
-        con.execute(f"CREATE TABLE {target} AS SELECT * FROM read_csv({source}, sample_size = -1)")
+        con.execute(f"CREATE TABLE {target} AS SELECT * FROM read_csv({source}, {options})")
     except duckdb.Error as err:
         raise DatasetImportError(_csv_error(path, err)) from None
+
+
+def sniffed_options(
+    columns: list[dict[str, str]],
+    delimiter: str,
+    quote_char: str,
+    escape: str,
+    new_line: str,
+    comment: str,
+    date_format: str | None,
+    timestamp_format: str | None,
+) -> str:
+    """``read_csv`` options that read a file as ``sniff_csv`` found it (what its ``Prompt``
+    holds, with the values quoted), header on and no line skipped. The sniffer spells an
+    unset character ``(empty)``."""
+
+    def char(value: str) -> str:
+        return literal("" if value == "(empty)" else value)
+
+    types = ", ".join(f"{literal(c['name'])}: {literal(c['type'])}" for c in columns)
+    options = [
+        "auto_detect = false",
+        "header = true",
+        f"delim = {char(delimiter)}",
+        f"quote = {char(quote_char)}",
+        f"escape = {char(escape)}",
+        f"new_line = {char(new_line)}",
+        f"comment = {char(comment)}",
+        f"columns = {{{types}}}",
+    ]
+    if date_format:
+        options.append(f"dateformat = {literal(date_format)}")
+    if timestamp_format:
+        options.append(f"timestampformat = {literal(timestamp_format)}")
+    return ", ".join(options)
 
 
 def _check_rows(path: Path) -> None:

@@ -1,39 +1,52 @@
-"""Runs a :class:`~.profile.ProfileSuite` over a warehouse with Great Expectations.
+"""Runs a :class:`~.profile.ProfileSuite` over a warehouse: DuckDB computes, Great Expectations
+judges.
 
-As for synthesized datasets, memory stays bounded: row checks read a table in ``rowid`` ranges
-of ``chunk_rows`` rows, each validated with GE's pandas datasource and the results merged
-(counts summed, a few unexpected values kept). Uniqueness cannot be checked chunk by chunk, so
-when a table spans several chunks each unique column is read again in ``hash(value) % P``
-partitions (duplicates always share a partition). Column names and types are validated on a
-one-row frame of the catalogue, the row count on a one-row frame of the count. The results
-become Data Docs through :func:`benchforge.synthesis.validation.docs.write_data_docs`.
+Every row check of a table is one aggregate of a single scan of it: the missing values of each
+checked column (NULL, and NaN as pandas counts it), the values outside a check's bounds or value
+set, the surplus duplicates of a unique column (``count(c) - count(DISTINCT c)``). Only a check
+that fails reads the table again, for a few unexpected values (and, for uniqueness, the exact
+number of rows whose value repeats, as GE counts them). Column names and types come from the
+catalogue, the row count from the scan. Each expectation's own GE validation then turns those
+numbers into its verdict and result (:mod:`benchforge.synthesis.validation.metrics`), so every
+check is reported as a GE expectation, over the whole table, in the report and the Data Docs;
+no row reaches pandas, and memory is DuckDB's (``memory_limit``, spilling to a temp folder).
 """
 
 from __future__ import annotations
 
-import math
 import time
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import great_expectations as gx
 import great_expectations.expectations as gxe
-import pandas as pd
 from great_expectations.core import ExpectationValidationResult
+from great_expectations.expectations.expectation import ColumnMapExpectation
 from great_expectations.expectations.expectation import Expectation as GxExpectation
 
-from benchforge.core.sql import quote
+from benchforge.core.sql import literal, quote
 from benchforge.synthesis.importer.profile import (
+    NAN_TYPES,
+    TEXT_TYPES,
+    Bound,
     Expectation,
     ProfileSuite,
+    base_type,
     column_types,
     is_temporal,
     value_sql,
 )
+from benchforge.synthesis.importer.sources import first_line
 from benchforge.synthesis.validation.docs import TableDocs
-from benchforge.synthesis.validation.gxrun import GxRun, RowAccumulator, attached_warehouse
+from benchforge.synthesis.validation.gxrun import ValidationRun, attached_warehouse, jsonable
+from benchforge.synthesis.validation.metrics import (
+    MAX_EXAMPLES,
+    column_map_metrics,
+    judge,
+    not_evaluated,
+)
 from benchforge.synthesis.validation.report import CheckResult, ValidationReport
 from benchforge.synthesis.validation.sqltext import WAREHOUSE_ALIAS
 
@@ -47,7 +60,6 @@ def validate_warehouse(
     suite: ProfileSuite,
     *,
     docs_dir: Path | None = None,
-    chunk_rows: int = 250_000,
     memory_limit: str = "512MB",
 ) -> ValidationReport:
     """Validates the ``raw`` tables of ``warehouse`` against ``suite``. Failures are reported,
@@ -60,7 +72,7 @@ def validate_warehouse(
         memory_limit=memory_limit,
         settings=["SET TimeZone = 'UTC'"],
     ) as con:
-        run = _Run(con, chunk_rows)
+        run = _Run(con)
         types = column_types(con, WAREHOUSE_ALIAS, RAW)
         for table in sorted({e.table for e in suite.expectations}):
             run.table(table, types.get(table, {}), suite.for_table(table))
@@ -71,8 +83,8 @@ def validate_warehouse(
         docs_dir=docs_dir,
         run_name=f"{suite.dataset}-import",
         docs_mode=(
-            "GE Data Docs built from merged per-table ExpectationSuiteValidationResults of the "
-            "profile-derived expectations (expectations.json)"
+            "GE Data Docs of the profile-derived expectations (expectations.json), each "
+            "validated by GE on metrics DuckDB computed over the whole table"
         ),
     )
     if docs_dir is not None:
@@ -80,17 +92,15 @@ def validate_warehouse(
     return report
 
 
-def gx_expectation(e: Expectation, duck_type: str | None, key: str) -> GxExpectation:
-    """The Great Expectations expectation of one of ours (``key`` maps results back)."""
-    meta = {"key": key, "check": e.kind, "table": e.table, "column": e.column}
+def gx_expectation(e: Expectation) -> GxExpectation:
+    """The Great Expectations expectation of one of ours."""
+    meta = {"check": e.kind, "table": e.table, "column": e.column}
     common: dict[str, Any] = {"meta": meta, "description": e.describe()}
     column = e.column or ""
     if e.kind == "columns":
         return gxe.ExpectTableColumnsToMatchOrderedList(column_list=e.columns or [], **common)
     if e.kind == "row_count":
-        return gxe.ExpectColumnValuesToBeBetween(
-            column="row_count", min_value=e.rows, max_value=e.rows, **common
-        )
+        return gxe.ExpectTableRowCountToEqual(value=e.rows or 0, **common)
     if e.kind == "type":
         return gxe.ExpectColumnValuesToBeInSet(column=column, value_set=[e.type], **common)
     if e.kind == "not_null":
@@ -98,139 +108,226 @@ def gx_expectation(e: Expectation, duck_type: str | None, key: str) -> GxExpecta
     if e.kind == "unique":
         return gxe.ExpectColumnValuesToBeUnique(column=column, **common)
     if e.kind == "between":
-        temporal = duck_type is not None and is_temporal(duck_type)
         return gxe.ExpectColumnValuesToBeBetween(
-            column=column,
-            min_value=_bound(e.min, temporal),
-            max_value=_bound(e.max, temporal),
-            **common,
+            column=column, min_value=_gx_bound(e.min), max_value=_gx_bound(e.max), **common
         )
     return gxe.ExpectColumnValuesToBeInSet(column=column, value_set=e.values or [], **common)
 
 
-def _bound(value: int | float | str | None, temporal: bool) -> Any:
-    """pandas reads dates and timestamps as datetime64: ISO bounds become datetimes."""
-    if temporal and isinstance(value, str):
-        return datetime.fromisoformat(value)
-    return value
+def _gx_bound(bound: Bound | None) -> float | datetime | None:
+    """A bound as GE takes it: ISO text (dates and timestamps) as a datetime."""
+    return datetime.fromisoformat(bound) if isinstance(bound, str) else bound
 
 
-class _Run(GxRun):
-    """Checks by kind: the catalogue and the count on one-row frames, row checks in chunks."""
+def unexpected_condition(e: Expectation, duck_type: str) -> str | None:
+    """The SQL condition of a non-missing value that fails a row check (``None``: not_null,
+    whose unexpected values are the missing ones; unique, counted by duplicates)."""
+    value = value_sql(e.column or "", duck_type)
+    present = f"NOT isnan({value})" if base_type(duck_type) in NAN_TYPES else f"{value} IS NOT NULL"
+    if e.kind == "between":
+        outside = [
+            f"{value} {op} {_bound_sql(bound, duck_type)}"
+            for op, bound in (("<", e.min), (">", e.max))
+            if bound is not None
+        ]
+        return f"{present} AND ({' OR '.join(outside)})" if outside else "FALSE"
+    if e.kind == "in_set":
+        text = value if base_type(duck_type) in TEXT_TYPES else f"CAST({value} AS VARCHAR)"
+        if not e.values:
+            return present
+        return f"{present} AND {text} NOT IN ({', '.join(literal(v) for v in e.values)})"
+    return None
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, chunk_rows: int):
-        super().__init__(con, chunk_rows, datasource="benchforge-import")
+
+def missing_sql(column: str, duck_type: str) -> str:
+    """The column's missing values: NULL, and NaN (pandas, hence GE, reads NaN as missing)."""
+    col = quote(column)
+    if base_type(duck_type) in NAN_TYPES:
+        return f"count(*) FILTER (WHERE {col} IS NULL OR isnan({col}))"
+    return f"count(*) - count({col})"
+
+
+def _bound_sql(bound: Bound, duck_type: str) -> str:
+    """A bound as the value it is compared with: ISO text as a DATE or TIMESTAMP (as
+    :func:`value_sql` gives the column), a float parsed from its repr (exactly that double)."""
+    if isinstance(bound, str):
+        cast = "DATE" if base_type(duck_type) == "DATE" else "TIMESTAMP"
+        return f"CAST({literal(bound)} AS {cast if is_temporal(duck_type) else 'DOUBLE'})"
+    if isinstance(bound, float):
+        return f"CAST({literal(repr(bound))} AS DOUBLE)"
+    return literal(bound)
+
+
+@dataclass
+class _Scan:
+    """One table's aggregates: its rows, and each named aggregate's value or error."""
+
+    rows: int
+    values: dict[str, int] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+class _Run(ValidationRun):
+    """Each table: its catalogue, one scan of aggregates, GE's verdict on each check."""
 
     def table(self, name: str, actual: dict[str, str], expectations: list[Expectation]) -> None:
         docs = TableDocs(name=name, asset=f"{RAW}.{name}")
         self.docs.append(docs)
-        pairs = [
-            (e, gx_expectation(e, actual.get(e.column or ""), str(i)))
-            for i, e in enumerate(expectations)
-        ]
+        pairs = [(e, gx_expectation(e)) for e in expectations]
         if not actual:
-            for e, gxe_ in pairs:
-                self.record(docs, e, gxe_, RowAccumulator(errors=[f"table raw.{name} is missing"]))
+            for e, g in pairs:
+                self.record(docs, e, g, not_evaluated(g, f"table raw.{name} is missing"))
             return
-        rows = self.count(name)
-        self.table_rows[name] = rows
-        schema = [(e, g) for e, g in pairs if e.kind in ("columns", "type")]
-        self.frame_checks(docs, f"{name}__schema", pd.DataFrame([actual]), schema)
-        counted = [(e, g) for e, g in pairs if e.kind == "row_count"]
-        self.frame_checks(docs, f"{name}__rows", pd.DataFrame({"row_count": [rows]}), counted)
-        row_checks = [(e, g) for e, g in pairs if e.kind in ROW_KINDS]
-        missing = [(e, g) for e, g in row_checks if e.column not in actual]
-        for e, g in missing:
-            self.record(docs, e, g, RowAccumulator(errors=[f"column {e.column} is missing"]))
-        present = [(e, g) for e, g in row_checks if e.column in actual]
-        if present:
-            self.row_checks(docs, name, actual, present, rows)
-
-    def count(self, table: str) -> int:
-        row = self.con.execute(f"SELECT count(*) FROM {self.source(table)}").fetchone()
-        return int(row[0]) if row else 0
+        row_checks = {str(i): e for i, e in enumerate(expectations) if e.kind in ROW_KINDS}
+        scan = self.scan(name, actual, row_checks)
+        self.table_rows[name] = scan.rows
+        for i, (e, g) in enumerate(pairs):
+            self.record(docs, e, g, self.evaluate(name, actual, e, g, scan, str(i)))
 
     def source(self, table: str) -> str:
         return f"{WAREHOUSE_ALIAS}.{RAW}.{quote(table)}"
 
-    def frame_checks(
-        self,
-        docs: TableDocs,
-        asset: str,
-        frame: pd.DataFrame,
-        pairs: list[tuple[Expectation, GxExpectation]],
-    ) -> None:
-        if not pairs:
-            return
-        results = self.validate_frame(asset, frame, _suite(asset, pairs))
-        for e, g in pairs:
-            merged = RowAccumulator()
-            result = results.get(_key(g))
-            merged.add(result)
-            self.record(docs, e, g, merged, result, observed=_observed(e, frame))
+    def scan(self, name: str, actual: dict[str, str], checks: dict[str, Expectation]) -> _Scan:
+        """Every aggregate the table's row checks need, in one query; should that query fail
+        (a suite whose bounds no longer fit a column's type), each aggregate alone, so only the
+        checks at fault fail."""
+        parts: dict[str, str] = {}
+        for i, e in checks.items():
+            column = e.column or ""
+            if column not in actual:
+                continue
+            duck_type = actual[column]
+            parts[f"missing:{column}"] = missing_sql(column, duck_type)
+            if e.kind == "unique":
+                parts[f"surplus:{column}"] = (
+                    f"count({quote(column)}) - count(DISTINCT {quote(column)})"
+                )
+            condition = unexpected_condition(e, duck_type)
+            if condition is not None:
+                parts[f"check:{i}:{e.kind}:{column}"] = f"count(*) FILTER (WHERE {condition})"
+        keys = list(parts)
+        select = ", ".join(["count(*)", *parts.values()])
+        try:
+            row = self.con.execute(f"SELECT {select} FROM {self.source(name)}").fetchone()
+            assert row is not None
+            return _Scan(
+                rows=int(row[0]), values={k: int(v) for k, v in zip(keys, row[1:], strict=True)}
+            )
+        except duckdb.Error:
+            pass
+        scan = _Scan(rows=self.scalar(f"SELECT count(*) FROM {self.source(name)}"))
+        for key, sql in parts.items():
+            try:
+                scan.values[key] = self.scalar(f"SELECT {sql} FROM {self.source(name)}")
+            except duckdb.Error as err:
+                scan.errors[key] = first_line(err)
+        return scan
 
-    def row_checks(
+    def scalar(self, sql: str) -> int:
+        row = self.con.execute(sql).fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def evaluate(
         self,
-        docs: TableDocs,
         name: str,
         actual: dict[str, str],
-        pairs: list[tuple[Expectation, GxExpectation]],
-        rows: int,
-    ) -> None:
-        parts = max(1, math.ceil(rows / self.chunk_rows))
-        merged = {_key(g): RowAccumulator() for _, g in pairs}
-        chunked = [(e, g) for e, g in pairs if e.kind != "unique" or parts == 1]
-        columns = sorted({e.column for e, _ in chunked if e.column}, key=list(actual).index)
-        select = ", ".join(f"{value_sql(c, actual[c])} AS {quote(c)}" for c in columns)
-        for lo in range(0, rows, self.chunk_rows):
-            frame = self.con.execute(
-                f"SELECT {select} FROM {self.source(name)} "
-                f"WHERE rowid >= {lo} AND rowid < {lo + self.chunk_rows}"
-            ).fetch_df()
-            self.chunk(name, frame, chunked, merged)
-        for e, g in pairs:
-            if e.kind != "unique" or parts == 1:
-                continue
-            column = e.column or ""
-            value = value_sql(column, actual[column])
-            for part in range(parts):
-                frame = self.con.execute(
-                    f"SELECT {value} AS {quote(column)} FROM {self.source(name)} "
-                    f"WHERE hash({quote(column)}) % {parts} = {part}"
-                ).fetch_df()
-                self.chunk(f"{name}__unique", frame, [(e, g)], merged)
-        for e, g in pairs:
-            self.record(docs, e, g, merged[_key(g)])
+        e: Expectation,
+        g: GxExpectation,
+        scan: _Scan,
+        index: str,
+    ) -> ExpectationValidationResult:
+        """GE's verdict on one check, from the catalogue or the scan."""
+        if e.kind == "columns":
+            return judge(g, {"table.columns": list(actual)})
+        if e.kind == "row_count":
+            return judge(g, {"table.row_count": scan.rows})
+        column = e.column or ""
+        if column not in actual:
+            return not_evaluated(g, f"column {column} is missing")
+        assert isinstance(g, ColumnMapExpectation)
+        if e.kind == "type":
+            differs = actual[column] != e.type
+            return judge(
+                g,
+                column_map_metrics(
+                    g,
+                    rows=1,
+                    missing=0,
+                    unexpected=int(differs),
+                    examples=[actual[column]] if differs else [],
+                ),
+            )
+        keys = [f"missing:{column}"]
+        if e.kind == "unique":
+            keys.append(f"surplus:{column}")
+        elif e.kind != "not_null":
+            keys.append(f"check:{index}:{e.kind}:{column}")
+        errors = [scan.errors[k] for k in keys if k in scan.errors]
+        if errors:
+            return not_evaluated(g, errors[0])
+        missing = scan.values[keys[0]]
+        if e.kind == "not_null":
+            unexpected, examples = missing, [None] * min(missing, MAX_EXAMPLES)
+        elif e.kind == "unique":
+            unexpected, examples = self.duplicates(
+                name, column, actual[column], scan.values[keys[1]]
+            )
+        else:
+            unexpected = scan.values[keys[1]]
+            condition = unexpected_condition(e, actual[column])
+            examples = self.examples(name, column, actual[column], condition) if unexpected else []
+        metrics = column_map_metrics(
+            g, rows=scan.rows, missing=missing, unexpected=unexpected, examples=examples
+        )
+        return judge(g, metrics)
 
-    def chunk(
-        self,
-        asset: str,
-        frame: pd.DataFrame,
-        pairs: list[tuple[Expectation, GxExpectation]],
-        merged: dict[str, RowAccumulator],
-    ) -> None:
-        if frame.empty:
-            return
-        accumulators = {_key(g): merged[_key(g)] for _, g in pairs}
-        self.accumulate(asset, frame, _suite(asset, pairs), accumulators)
+    def examples(self, name: str, column: str, duck_type: str, condition: str | None) -> list[Any]:
+        """The first few unexpected values, in table order."""
+        rows = self.con.execute(
+            f"SELECT {value_sql(column, duck_type)} FROM {self.source(name)} "
+            f"WHERE {condition} ORDER BY rowid LIMIT {MAX_EXAMPLES}"
+        ).fetchall()
+        return [jsonable(r[0]) for r in rows]
+
+    def duplicates(
+        self, name: str, column: str, duck_type: str, surplus: int
+    ) -> tuple[int, list[Any]]:
+        """The rows whose value repeats (GE counts every one of them) and the first few of
+        their values; ``surplus`` (rows beyond the distinct values) 0: none, no query."""
+        if surplus == 0:
+            return 0, []
+        col, source = quote(column), self.source(name)
+        repeated = (
+            f"SELECT {col} FROM {source} WHERE {col} IS NOT NULL GROUP BY {col} HAVING count(*) > 1"
+        )
+        count = self.scalar(f"SELECT count(*) FROM {source} WHERE {col} IN ({repeated})")
+        condition = f"{col} IN ({repeated})"
+        return count, self.examples(name, column, duck_type, condition)
 
     def record(
         self,
         docs: TableDocs,
         e: Expectation,
         g: GxExpectation,
-        merged: RowAccumulator,
-        result: ExpectationValidationResult | None = None,
-        observed: str | None = None,
+        result: ExpectationValidationResult,
     ) -> None:
-        """Adds the check's result (``result``: GE's own, for frame checks; else the merged
-        chunk results) to the report and the Data Docs."""
-        if result is not None:
-            success = bool(result.success) and not merged.errors
+        """Adds GE's result of one check to the report and the Data Docs."""
+        outcome = result.result or {}
+        info = result.exception_info or {}
+        rows = e.kind in ROW_KINDS
+        if info.get("raised_exception"):
+            observed = f"error: {info.get('exception_message')}"
+        elif rows:
+            observed = (
+                f"{outcome.get('unexpected_count', 0)} unexpected of "
+                f"{outcome.get('element_count', 0)} rows"
+            )
+        elif e.kind == "type":
+            observed = str((outcome.get("partial_unexpected_list") or [e.type])[0])
+        elif e.kind == "columns":
+            observed = ", ".join(str(c) for c in outcome.get("observed_value") or [])
         else:
-            success = merged.success
-        if merged.errors or observed is None:
-            observed = merged.observed()
+            observed = str(outcome.get("observed_value"))
         self.results.append(
             CheckResult(
                 check=e.kind,
@@ -238,29 +335,14 @@ class _Run(GxRun):
                 table=e.table,
                 column=e.column,
                 description=e.describe(),
-                success=success,
+                success=bool(result.success),
                 observed=observed,
                 expected=e.expected(),
-                unexpected_count=merged.unexpected_count if e.kind in ROW_KINDS else None,
-                element_count=merged.element_count if e.kind in ROW_KINDS else None,
-                examples=merged.values,
+                unexpected_count=outcome.get("unexpected_count") if rows else None,
+                element_count=outcome.get("element_count") if rows else None,
+                examples=jsonable(list(outcome.get("partial_unexpected_list") or []))
+                if rows
+                else [],
             )
         )
-        docs.add(g, result if result is not None else merged.docs_result(g, success))
-
-
-def _observed(e: Expectation, frame: pd.DataFrame) -> str:
-    """What a catalogue or count check saw: the columns, a column's type, the row count."""
-    if e.kind == "columns":
-        return ", ".join(str(c) for c in frame.columns)
-    if e.kind == "type":
-        return str(frame[e.column].iloc[0]) if e.column in frame.columns else "no such column"
-    return str(frame["row_count"].iloc[0])
-
-
-def _key(g: GxExpectation) -> str:
-    return str((g.meta or {}).get("key"))
-
-
-def _suite(asset: str, pairs: list[tuple[Expectation, GxExpectation]]) -> gx.ExpectationSuite:
-    return gx.ExpectationSuite(name=asset, expectations=[g for _, g in pairs])
+        docs.add(g, result)

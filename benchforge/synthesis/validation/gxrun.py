@@ -1,11 +1,13 @@
 """The Great Expectations machinery shared by both dataset validators.
 
 A synthesized dataset (checks derived from its spec, :mod:`.runner`) and an imported one (checks
-derived from a profile, :mod:`benchforge.synthesis.importer.validate`) are validated the same
-way: a read-only DuckDB attachment of the warehouse that spills to a temp folder, frames of at
-most ``chunk_rows`` rows validated with GE's pandas datasource, each row check's chunk results
-merged into one (counts summed, a few unexpected examples kept), and one report plus Data Docs at
-the end. Only what is checked differs, so this part lives here once.
+derived from a profile, :mod:`benchforge.synthesis.importer.validate`) are validated on a
+read-only DuckDB attachment of the warehouse that spills to a temp folder, and end in one report
+plus Data Docs (:class:`ValidationRun`). The synthesized dataset's row checks run in GE's pandas
+datasource on frames of at most ``chunk_rows`` rows, each check's chunk results merged into one
+(counts summed, a few unexpected examples kept: :class:`GxRun`); the imported dataset's checks
+are aggregates of one SQL scan per table that GE judges
+(:mod:`benchforge.synthesis.validation.metrics`).
 """
 
 from __future__ import annotations
@@ -177,17 +179,58 @@ class RowAccumulator:
         )
 
 
-class GxRun:
-    """One validation run over a warehouse: GE's ephemeral context with a pandas datasource,
-    the check results, the rows counted per table, and the Data Docs tables."""
+class ValidationRun:
+    """One validation run over a warehouse: the check results, the rows counted per table, and
+    the Data Docs tables; ``chunk_rows``: the rows of a chunk validated at a time (``None``:
+    checks computed over whole tables)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, chunk_rows: int, datasource: str):
-        if chunk_rows < 1:
-            raise ValueError("chunk_rows must be positive")
+    def __init__(self, con: duckdb.DuckDBPyConnection, chunk_rows: int | None = None):
         self.con, self.chunk_rows = con, chunk_rows
         self.results: list[CheckResult] = []
         self.table_rows: dict[str, int] = {}
         self.docs: list[TableDocs] = []
+
+    def report(
+        self,
+        *,
+        domain: str,
+        dataset_dir: Path,
+        started: float,
+        docs_dir: Path | None,
+        run_name: str,
+        docs_mode: str,
+    ) -> ValidationReport:
+        """The run's report (``started``: its ``time.perf_counter()``); with ``docs_dir``, the
+        Data Docs (``index.html``) and ``results.json`` are written there."""
+        report = ValidationReport(
+            domain=domain,
+            dataset_dir=str(dataset_dir),
+            success=all(r.success for r in self.results),
+            results=self.results,
+            table_rows=self.table_rows,
+            chunk_rows=self.chunk_rows,
+            elapsed_s=round(time.perf_counter() - started, 3),
+        )
+        if docs_dir is not None:
+            with quiet_gx():
+                index = write_data_docs(self.docs, docs_dir, run_name=run_name)
+            report.docs_index = str(index)
+            report.docs_mode = docs_mode
+            report.elapsed_s = round(time.perf_counter() - started, 3)
+            (docs_dir / RESULTS_FILE).write_text(report.model_dump_json(indent=2) + "\n")
+        return report
+
+
+class GxRun(ValidationRun):
+    """A validation run whose checks GE evaluates on pandas frames of at most ``chunk_rows``
+    rows: GE's ephemeral context with a pandas datasource."""
+
+    chunk_rows: int
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, chunk_rows: int, datasource: str):
+        if chunk_rows < 1:
+            raise ValueError("chunk_rows must be positive")
+        super().__init__(con, chunk_rows)
         self.context = gx.get_context(mode="ephemeral")
         self.context.variables.progress_bars = ProgressBarsConfig(
             globally=False, metric_calculations=False
@@ -240,33 +283,3 @@ class GxRun:
             return
         for key, acc in accumulators.items():
             acc.add(results.get(key))
-
-    def report(
-        self,
-        *,
-        domain: str,
-        dataset_dir: Path,
-        started: float,
-        docs_dir: Path | None,
-        run_name: str,
-        docs_mode: str,
-    ) -> ValidationReport:
-        """The run's report (``started``: its ``time.perf_counter()``); with ``docs_dir``, the
-        Data Docs (``index.html``) and ``results.json`` are written there."""
-        report = ValidationReport(
-            domain=domain,
-            dataset_dir=str(dataset_dir),
-            success=all(r.success for r in self.results),
-            results=self.results,
-            table_rows=self.table_rows,
-            chunk_rows=self.chunk_rows,
-            elapsed_s=round(time.perf_counter() - started, 3),
-        )
-        if docs_dir is not None:
-            with quiet_gx():
-                index = write_data_docs(self.docs, docs_dir, run_name=run_name)
-            report.docs_index = str(index)
-            report.docs_mode = docs_mode
-            report.elapsed_s = round(time.perf_counter() - started, 3)
-            (docs_dir / RESULTS_FILE).write_text(report.model_dump_json(indent=2) + "\n")
-        return report

@@ -45,7 +45,10 @@ class ValidationReport(BaseModel):
     success: bool
     results: list[CheckResult]
     table_rows: dict[str, int] = Field(default_factory=dict)
-    chunk_rows: int
+    chunk_rows: int | None = Field(
+        default=None,
+        description="Rows validated at a time in pandas; None: checks computed over whole tables.",
+    )
     elapsed_s: float
     docs_index: str | None = Field(default=None, description="Data Docs index.html, if built.")
     docs_mode: str | None = Field(default=None, description="How the Data Docs were produced.")
