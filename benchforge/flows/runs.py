@@ -451,9 +451,7 @@ def _score_in_threads(
             show_heldout_examples,
             visible_scores,
         ):
-            for status, count in part.statuses.items():
-                total.statuses[status] = total.statuses.get(status, 0) + count
-            total.scoring_errors |= part.scoring_errors
+            total = total.plus(part)
         if the_judge is not None:
             usage = JudgeUsage.of(the_judge, mock)
     return total, usage
@@ -518,14 +516,9 @@ def _score_on_cluster(
             wait(futures)
             parts: list[ChunkScores] = [f.result() for f in futures]
     for part in parts:
-        for status, count in part.statuses.items():
-            total.statuses[status] = total.statuses.get(status, 0) + count
-        total.scoring_errors |= part.scoring_errors
-        total.dbt_invocations += part.dbt_invocations
-        total.kept_scores_used += part.kept_scores_used
-        total.scores_kept += part.scores_kept
-        if part.judge is not None:
-            usage = part.judge.plus(usage)
+        total = total.plus(part)
+    if total.judge is not None:
+        usage = total.judge.plus(usage)
     return total, usage
 
 

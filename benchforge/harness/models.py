@@ -58,6 +58,21 @@ class ChunkScores(BaseModel):
     scores_kept: int = 0
     judge: JudgeUsage | None = None
 
+    def plus(self, other: ChunkScores) -> ChunkScores:
+        """Both chunks' outcome and cost."""
+        statuses = dict(self.statuses)
+        for status, count in other.statuses.items():
+            statuses[status] = statuses.get(status, 0) + count
+        judge = other.judge.plus(self.judge) if other.judge is not None else self.judge
+        return ChunkScores(
+            statuses=statuses,
+            scoring_errors=self.scoring_errors | other.scoring_errors,
+            dbt_invocations=self.dbt_invocations + other.dbt_invocations,
+            kept_scores_used=self.kept_scores_used + other.kept_scores_used,
+            scores_kept=self.scores_kept + other.scores_kept,
+            judge=judge,
+        )
+
 
 class RunSummary(BaseModel):
     run_id: str
