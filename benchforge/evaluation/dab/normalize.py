@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import defaultdict
+from functools import lru_cache
 from typing import NamedTuple
 
 _ASCII = str.maketrans(
@@ -116,6 +118,7 @@ def _fold(word: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
+@lru_cache(maxsize=65536)  # a set's other_values are read again for every answer
 def phrase_tokens(phrase: str, *, decimal_comma: bool = False) -> tuple[str, ...]:
     """The folded tokens of a gold value, normalized like an answer."""
     return tuple(t.folded for t in tokenize(normalize_text(phrase, decimal_comma=decimal_comma)))
@@ -126,16 +129,27 @@ class Span(NamedTuple):
     end: int
 
 
-def find_phrase(tokens: list[Token], phrase: tuple[str, ...]) -> list[Span]:
-    """Every place the token sequence ``phrase`` is written in ``tokens`` (character spans of
-    the normalized text), first to last."""
+class TokenIndex:
+    """The tokens of one answer, and where each folded token occurs (phrase search starts only
+    where a phrase's first token is written)."""
+
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.positions: dict[str, list[int]] = defaultdict(list)
+        for index, token in enumerate(tokens):
+            self.positions[token.folded].append(index)
+
+
+def find_phrase(index: TokenIndex, phrase: tuple[str, ...]) -> list[Span]:
+    """Every place the token sequence ``phrase`` is written (character spans of the normalized
+    text), first to last."""
     if not phrase:
         return []
-    size = len(phrase)
+    tokens, size = index.tokens, len(phrase)
     found: list[Span] = []
-    for index in range(len(tokens) - size + 1):
-        if tokens[index].folded == phrase[0] and all(
-            tokens[index + k].folded == phrase[k] for k in range(1, size)
+    for at in index.positions.get(phrase[0], ()):
+        if at + size <= len(tokens) and all(
+            tokens[at + k].folded == phrase[k] for k in range(1, size)
         ):
-            found.append(Span(tokens[index].start, tokens[index + size - 1].end))
+            found.append(Span(tokens[at].start, tokens[at + size - 1].end))
     return found

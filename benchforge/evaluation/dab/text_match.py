@@ -19,7 +19,7 @@ from itertools import pairwise
 from typing import NamedTuple
 
 from benchforge.evaluation.dab.fragments import cut_items, is_prose, overlaps
-from benchforge.evaluation.dab.normalize import Span, Token, find_phrase, tokenize
+from benchforge.evaluation.dab.normalize import Span, TokenIndex, find_phrase, tokenize
 
 _HEDGE_TOKENS = frozenset({"or", "either"})
 _SHORT_ITEM_SLACK = 2
@@ -40,13 +40,13 @@ class TextOutcome(NamedTuple):
     matched: list[str]
 
 
-def _spans(tokens: list[Token], value: Value) -> list[Span]:
+def _spans(tokens: TokenIndex, value: Value) -> list[Span]:
     found = {span for spelling in value.spellings for span in find_phrase(tokens, spelling)}
     return sorted(found)
 
 
 def _named_others(
-    tokens: list[Token], others: Sequence[Value], gold_spans: list[Span]
+    tokens: TokenIndex, others: Sequence[Value], gold_spans: list[Span]
 ) -> list[tuple[Value, Span]]:
     named: list[tuple[Value, Span]] = []
     for other in others:
@@ -57,7 +57,7 @@ def _named_others(
 
 
 def check_one(text: str, gold: Value, others: Sequence[Value]) -> TextOutcome:
-    tokens = tokenize(text)
+    tokens = TokenIndex(tokenize(text))
     spans = _spans(tokens, gold)
     if not spans:
         return TextOutcome(False, f"{gold.name!r} not named as a whole word or phrase", [])
@@ -69,7 +69,7 @@ def check_one(text: str, gold: Value, others: Sequence[Value]) -> TextOutcome:
             continue
         outside = [
             t
-            for t in tokens
+            for t in tokens.tokens
             if sentence.start <= t.start < sentence.end
             and not overlaps(Span(t.start, t.end), spans)
         ]
@@ -88,7 +88,7 @@ def check_one(text: str, gold: Value, others: Sequence[Value]) -> TextOutcome:
 def check_many(
     text: str, golds: Sequence[Value], others: Sequence[Value], *, ordered: bool, max_extra: int
 ) -> TextOutcome:
-    tokens = tokenize(text)
+    tokens = TokenIndex(tokenize(text))
     found = {gold.name: _spans(tokens, gold) for gold in golds}
     missing = [name for name, spans in found.items() if not spans]
     if missing:
