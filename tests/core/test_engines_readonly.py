@@ -334,3 +334,12 @@ def test_relative_paths_resolve_against_the_config_folder(config_folder: Path) -
     assert config == DbConfig.model_validate(
         {"databases": {"s": {"engine": "duckdb", "path": str(config_folder / "shop.duckdb")}}}
     )
+
+
+def test_messages_name_the_logical_database_only() -> None:
+    from benchforge.core.engines.base import scrub
+
+    hidden = {"x": "shop", "/data/x.duckdb": "shop", '"x"': '"shop"'}
+    assert scrub('cannot execute INSERT on database "x" (/data/x.duckdb)', hidden) == (
+        'cannot execute INSERT on database "shop" (shop)'
+    )

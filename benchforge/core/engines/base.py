@@ -4,6 +4,7 @@ database's logical name (a message never shows the file or database behind it)."
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Mapping
 from typing import Protocol, runtime_checkable
@@ -56,10 +57,11 @@ def timeout_failure(limits: QueryLimits) -> QueryFailed:
 
 
 def scrub(message: str, hidden: Mapping[str, str]) -> str:
-    """``message`` with each hidden physical name replaced by what the agent may see."""
+    """``message`` with each hidden physical name replaced by what the agent may see: whole
+    names only (a database named ``x`` leaves "execute" alone)."""
     for physical, shown in sorted(hidden.items(), key=lambda kv: -len(kv[0])):
         if physical:
-            message = message.replace(physical, shown)
+            message = re.sub(rf"(?<!\w){re.escape(physical)}(?!\w)", shown, message)
     return message.strip()
 
 

@@ -117,6 +117,8 @@ class PostgresConnection:
     def _classified(self, err: psycopg.Error) -> QueryOutcome:
         primary = err.diag.message_primary if err.diag else None
         message = scrub(primary or str(err), self._hidden)
+        if "didn't produce a result" in message:  # psycopg's stream() on a command
+            return QueryFailed(message="the statement returned no rows: " + allowed_phrase())
         if isinstance(err, _REFUSING) or any(m in message for m in _REFUSED_MARKERS):
             return QueryRefused(message=f"query_db is read-only: {message}. " + allowed_phrase())
         return QueryFailed(message=message)
