@@ -205,12 +205,15 @@ def cut_output(env: TaskEnvironment, text: str, tool_name: str) -> str:
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(text)
     saved = path.relative_to(env.workspace).as_posix()
-    note = (
-        f"[truncated: the last {{shown}} of {len(text)} characters shown; the whole output "
-        f"is saved in your workspace as {saved}]\n"
-    )
-    shown = limit - len(note)
-    return note.replace("{shown}", str(shown)) + text[-shown:]
+
+    def note(shown: int) -> str:
+        return (
+            f"[truncated: the last {shown} of {len(text)} characters shown; the whole output "
+            f"is saved in your workspace as {saved}]\n"
+        )
+
+    shown = limit - len(note(limit))  # the note's figure is no longer than `limit`'s
+    return note(shown) + text[-shown:]
 
 
 # ---------------------------------------------------------------------------------- the tools
@@ -246,9 +249,7 @@ async def execute_python(env: TaskEnvironment, code: str) -> ToolOutcome:
     a mapping from a result's name to a pandas DataFrame (results['sales_001'] is
     query_results/sales_001.csv). Print what you need to see; returns the exit code and the
     output."""
-    request = sandbox_request(
-        env, [PYTHON, "-c", _PYTHON_RUNNER, RESULTS_DIR], stdin=code
-    )
+    request = sandbox_request(env, [PYTHON, "-c", _PYTHON_RUNNER, RESULTS_DIR], stdin=code)
     # The databases stay out of reach: no data folder mounted, none named.
     request.read_only = []
     request.env = {
