@@ -29,7 +29,7 @@ from benchforge.agents.mock_llm import (
 )
 from benchforge.agents.protocol import AgentOutcome, TaskEnvironment
 from benchforge.agents.registry import build_agent
-from benchforge.agents.tools.dab import DAB_LIMITS, DAB_TOOLS, DabLimits
+from benchforge.agents.tools.dab import DAB_LIMITS, DAB_TOOLS, DabLimits, cut_output, open_databases
 from benchforge.agents.tools.tool import ToolOutcome
 from benchforge.agents.tools.toolsets import toolset
 from benchforge.core.engines import DbConfigError
@@ -180,6 +180,16 @@ def test_the_toolset_and_dab_limits() -> None:
     limits = DAB_LIMITS.agent_limits()
     assert (limits.max_rounds, limits.wall_s, limits.action_timeout_s) == (100, 3600.0, 600.0)
     assert "list_db" in toolset("dab").instructions
+
+
+def test_each_call_runs_under_the_trials_action_timeout_capped_at_dabs(
+    tmp_path: Path, sandbox: SandboxBackend
+) -> None:
+    for action_timeout_s, query_timeout_s in ((60.0, 60.0), (1200.0, 600.0)):
+        env = _env(tmp_path, sandbox, action_timeout_s=action_timeout_s)
+        with open_databases(env) as databases:
+            assert databases.limits.timeout_s == query_timeout_s
+            assert databases.limits.fetch_rows == DAB_LIMITS.fetch_rows
     with pytest.raises(ValueError, match="max_result_chars"):
         DabLimits(max_result_chars=10)
 
@@ -399,6 +409,10 @@ def test_execute_python_output_over_the_limit_is_saved_whole(
     assert body.endswith("line 02999\n") and "line 00000" not in body
     whole = (env.workspace / "tool_outputs/execute_python_001.txt").read_text()
     assert whole.startswith("line 00000\n") and whole.count("\n") == 3000
+    clipped = cut_output(env, "y" * 20_000, "execute_python", clipped=True)
+    assert "the last part of the output that was kept is saved" in clipped
+    assert (env.workspace / "tool_outputs/execute_python_002.txt").read_text() == "y" * 20_000
+    assert cut_output(env, "short", "execute_python") == "short"
 
 
 def test_execute_python_stops_at_the_trials_action_timeout(

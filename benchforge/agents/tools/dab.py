@@ -74,6 +74,12 @@ class DabLimits(BaseModel):
         default=100_000, ge=1, description="Rows read back from the engine (and saved)."
     )
     tool_call_timeout_s: float = Field(default=600.0, gt=0, description="One tool call.")
+    kept_output_bytes: int = Field(
+        default=1 << 20,
+        ge=1024,
+        description="Of each output stream of execute_python, the end kept (and saved whole "
+        "when over max_result_chars).",
+    )
     max_iterations: int = Field(default=100, ge=1, description="Model calls per trial.")
     trial_wall_s: float = Field(default=3600.0, gt=0, description="One trial, wall clock.")
 
@@ -185,9 +191,10 @@ def _query(env: TaskEnvironment, db: str, sql: str) -> ToolOutcome:
     return ToolOutcome(output=text, ok=isinstance(outcome, QueryResult))
 
 
-def cut_output(env: TaskEnvironment, text: str, tool_name: str) -> str:
+def cut_output(env: TaskEnvironment, text: str, tool_name: str, clipped: bool = False) -> str:
     """``text`` if it fits DAB's limit; else its end (where a traceback is), with the whole
-    of it saved under ``tool_outputs/`` and named."""
+    of it saved under ``tool_outputs/`` and named. ``clipped``: ``text`` is already only the
+    end of the output (the sandbox kept that much)."""
     limit = DAB_LIMITS.max_result_chars
     if len(text) <= limit:
         return text
@@ -207,8 +214,9 @@ def cut_output(env: TaskEnvironment, text: str, tool_name: str) -> str:
     saved = path.relative_to(env.workspace).as_posix()
 
     def note(shown: int) -> str:
+        whole = "the last part of the output that was kept" if clipped else "the whole output"
         return (
-            f"[truncated: the last {shown} of {len(text)} characters shown; the whole output "
+            f"[truncated: the last {shown} of {len(text)} characters shown; {whole} "
             f"is saved in your workspace as {saved}]\n"
         )
 
@@ -247,8 +255,8 @@ async def execute_python(env: TaskEnvironment, code: str) -> ToolOutcome:
     """Run Python code in the workspace (no network, no database access: query with
     query_db). pandas and pyarrow are available. Earlier query_db results are in `results`,
     a mapping from a result's name to a pandas DataFrame (results['sales_001'] is
-    query_results/sales_001.csv). Print what you need to see; returns the exit code and the
-    output."""
+    query_results/sales_001.csv, read back from CSV: parse dates yourself). Print what you
+    need to see; returns the exit code and the output."""
     request = sandbox_request(env, [PYTHON, "-c", _PYTHON_RUNNER, RESULTS_DIR], stdin=code)
     # The databases stay out of reach: no data folder mounted, none named.
     request.read_only = []
@@ -259,11 +267,14 @@ async def execute_python(env: TaskEnvironment, code: str) -> ToolOutcome:
         "XDG_CACHE_HOME": CACHE_DIR,
         "PYTHONUNBUFFERED": "1",
     }
-    request.limits = env.limits.sandbox_limits(DAB_LIMITS.call_timeout_s(env))
+    request.limits = env.limits.sandbox_limits(DAB_LIMITS.call_timeout_s(env)).model_copy(
+        update={"output_limit_bytes": DAB_LIMITS.kept_output_bytes}
+    )
     (env.workspace / RESULTS_DIR).mkdir(exist_ok=True)
     result = await env.sandbox.run_async(request)
     output = result.stdout + (("\n" + result.stderr) if result.stderr else "")
-    return sandboxed_outcome(env, result, cut_output(env, output, "execute_python"))
+    clipped = result.stdout_truncated or result.stderr_truncated
+    return sandboxed_outcome(env, result, cut_output(env, output, "execute_python", clipped))
 
 
 @tool
