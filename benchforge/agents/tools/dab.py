@@ -59,8 +59,8 @@ OUTPUTS_DIR = "tool_outputs"
 
 class DabLimits(BaseModel):
     """DAB's limits (the reference note: 10,000 characters of tool result in context, 600 s
-    per tool call, 100 iterations and an hour per trial). The tools read the first four; the
-    trial's limits are for the family that runs the toolset (:meth:`agent_limits`)."""
+    per tool call, 100 iterations and an hour per trial). The tools read all but the last two;
+    those are the trial's, for the family that runs the toolset (:meth:`agent_limits`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
