@@ -99,6 +99,8 @@ def _field(error: Any) -> str:
     rule_kinds = ("prefix", "zero_pad", "case", "trailing_space")
     if len(loc) > 4 and loc[0] == "keys" and loc[2] == "rules" and loc[4] in rule_kinds:
         del loc[4]
+    if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        loc.append("kind")
     return ".".join(str(p) for p in loc) or "(top)"
 
 

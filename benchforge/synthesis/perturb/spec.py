@@ -173,10 +173,11 @@ class PerturbSpec(_Model):
             )
         return value
 
-    @model_validator(mode="after")
-    def _each_table_once(self) -> PerturbSpec:
+    @field_validator("databases")
+    @classmethod
+    def _each_table_once(cls, value: dict[str, LogicalDatabase]) -> dict[str, LogicalDatabase]:
         seen: dict[str, str] = {}
-        for name, database in self.databases.items():
+        for name, database in value.items():
             for table in [*database.tables, *database.documents]:
                 if not _IDENT.match(table):
                     raise ValueError(f"databases.{name}: table name {table!r} is not a name")
@@ -185,7 +186,7 @@ class PerturbSpec(_Model):
                         f"databases.{name}: table {table!r} is placed in {seen[table]!r} already"
                     )
                 seen[table] = name
-        return self
+        return value
 
     def placement(self) -> dict[str, str]:
         """Table -> the logical database holding it."""
