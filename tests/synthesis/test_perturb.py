@@ -88,7 +88,7 @@ def test_each_key_reformat_bites(dataset: Path, tmp_path: Path, kind: str) -> No
     assert naive.fetchone() != (answer,)
     right = con.execute(ENTERPRISE_TICKETS_SQL.format(join=documented)).fetchone()
     assert right == (answer,) == (ENTERPRISE_TICKETS,)
-    (change,) = read_perturb_record(out).keys
+    (change,) = read_perturb_record(out).key_changes
     assert change.kind == kind
     ids = read_sqlite(out / "databases" / "support.sqlite", "tickets")["customer_id"]
     changed = sum(1 for value in ids if not re.fullmatch(r"CUS-\d{4}", value))
@@ -110,7 +110,7 @@ def test_rules_compose_in_order_and_keep_the_number(dataset: Path, tmp_path: Pat
     ]
     out = run(dataset, tmp_path / "out", key_rules=rules)
     record = read_perturb_record(out)
-    prefix = record.keys[0].parameters["prefix"]
+    prefix = record.key_changes[0].parameters["prefix"]
     assert prefix in ("cust_", "C")
     ids = read_sqlite(out / "databases" / "support.sqlite", "tickets")["customer_id"]
     assert ids.iloc[0] == f"{prefix.upper()}8"  # CUS-0008: new prefix, no padding, upper case

@@ -64,7 +64,7 @@ def hints_markdown(spec: PerturbSpec, record: PerturbRecord) -> str:
     lines = ["# Hints", ""]
     lines += [f"- {hint}" for hint in spec.hints]
     by_column: dict[tuple[str, str], list[KeyChange]] = {}
-    for change in record.keys:
+    for change in record.key_changes:
         by_column.setdefault((change.table, change.column), []).append(change)
     extra = {(k.table, k.column): k.hint for k in spec.keys}
     for (table, column), changes in by_column.items():

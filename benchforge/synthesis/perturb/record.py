@@ -51,7 +51,7 @@ class PerturbRecord(BaseModel):
     dataset_domain: str
     dataset_sha256: str = Field(description="Of the dataset's table checksums.")
     tables: list[PlacedTable]
-    keys: list[KeyChange]
+    key_changes: list[KeyChange]
     embeds: list[EmbedChange]
     postgres_templates: dict[str, str] = Field(
         default_factory=dict, description="Logical database -> its template database's name."

@@ -80,7 +80,7 @@ def perturb(
         dataset_domain=dataset.domain,
         dataset_sha256=dataset_sha,
         tables=tables,
-        keys=keys,
+        key_changes=keys,
         embeds=embeds,
         postgres_templates=templates,
     )
