@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 import pytest
 import yaml
@@ -22,12 +23,14 @@ from benchforge.synthesis.perturb import (
     perturb,
     read_perturb_record,
 )
+from tests.paths import REPO_ROOT
 from tests.support.perturb import (
     ENTERPRISE_NOTES,
     ENTERPRISE_TICKETS,
     ENTERPRISE_TICKETS_SQL,
     HIGH_TICKETS,
     across_databases,
+    gold,
     spec_data,
     tiny_dataset,
 )
@@ -146,3 +149,49 @@ def test_flow_perturbs_and_loads_the_templates(
         TrialDatabases(config, postgres=targets) as dbs,
     ):
         assert rows(dbs.query_db("support", "SELECT count(*) FROM notes")) == [(30,)]
+
+
+def test_shipped_crm_spec_bites_on_a_crm_dataset(tmp_path: Path, server: PostgresServer) -> None:
+    """task_specs/dab-crm/perturb.yaml on a small crm dataset: "how many High-priority cases
+    have a contact with a mobile phone" is 0 or an error the naive way (cases in PostgreSQL,
+    contacts in SQLite), and the gold answer the documented way (hints.md)."""
+    from benchforge.synthesis.dataset import build_dataset
+
+    dataset = tmp_path / "crm"
+    build_dataset("crm", scale=0.01, seed=7, out=str(dataset), validate=False)
+    answer = gold(
+        dataset,
+        "SELECT count(*) FROM cases c JOIN contacts p USING (contact_id) "
+        "WHERE c.priority = 'High' AND p.mobile_phone IS NOT NULL",
+    )
+    assert answer > 0
+    out = tmp_path / "out"
+    perturb(dataset, REPO_ROOT / "task_specs" / "dab-crm" / "perturb.yaml", out, seed=1)
+    load_postgres_templates(out, server.url())
+    config = load_db_config(out / "db_config.yaml")
+    with (
+        trial_postgres(config, server.url(), "trial-crm") as targets,
+        TrialDatabases(config, postgres=targets) as dbs,
+    ):
+        assert isinstance(dbs.query_db("support", "SELECT priority FROM cases"), QueryFailed)
+        cases = dbs.query_db("support", "SELECT contact_id, description FROM cases")
+        contacts = dbs.query_db("customers", "SELECT contact_id, mobile_phone FROM contacts")
+    assert isinstance(cases, QueryResult) and isinstance(contacts, QueryResult)
+    con = duckdb.connect(":memory:")
+    con.register("cases", pd.DataFrame(cases.rows, columns=cases.columns))
+    con.register("contacts", pd.DataFrame(contacts.rows, columns=contacts.columns))
+    question = (
+        "SELECT count(*) FROM cases c JOIN contacts p ON {join} "
+        "WHERE {high} AND p.mobile_phone IS NOT NULL"
+    )
+    naive = question.format(join="c.contact_id = p.contact_id", high="TRUE")
+    assert con.execute(naive).fetchone() == (0,)
+    documented = question.format(
+        join="'CON-' || lpad(regexp_extract(c.contact_id, '[0-9]+'), 8, '0') = p.contact_id",
+        high="regexp_matches(c.description, "
+        "'Priority: High\\.|marked this as High priority\\.|set the priority to High\\.')",
+    )
+    assert con.execute(documented).fetchone() == (answer,)
+    hints = (out / "hints.md").read_text()
+    assert "`contact_id` in `support.cases` starts with" in hints
+    assert "has no column `priority`" in hints
