@@ -231,6 +231,7 @@ def test_run_and_report_on_a_small_crm_dataset(tmp_path: Path) -> None:
         if k not in ("BENCHFORGE_OPENAI_API_KEY", "BENCHFORGE_OPENAI_BASE_URL")
     }
     env |= {
+        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]),
         "BENCHFORGE_ARTIFACT_ROOT": str(tmp_path / "artifacts"),
         "BENCHFORGE_CACHE_DIR": str(tmp_path / "cache"),
     }
@@ -249,17 +250,21 @@ def test_run_and_report_on_a_small_crm_dataset(tmp_path: Path) -> None:
     react = scores["react-dab"].breakdown
     assert isinstance(react, DabAnswerDetail) and react.verdict.passed
     assert (react.validator_kind, react.validator_version) == ("exact", ExactValue.VERSION)
-    assert react.expected == "The answer is 54."
+    assert react.expected == "The answer is 55."
     # the agent's data folder, as mounted: no record of the perturbation, no clean warehouse
     [result] = [run.read_result(s) for s in run.finished_slugs() if "react-dab" in s]
     tools = [step.output or "" for step in result.trajectory if step.kind == "tool"]
-    assert "customers (sqlite)" in tools[0] and "contacts at Healthcare accounts: 54" in tools[3]
+    assert "customers (sqlite)" in tools[0] and "contacts at Healthcare accounts: 55" in tools[3]
 
     out = run_cli(env, tmp_path, "report", "dab")
     assert "oracle" in out and "react-dab" in out
     [board] = (tmp_path / "artifacts" / "runs" / "dab").rglob("leaderboard.json")
-    text = board.read_text()
-    assert '"oracle"' in text
+    rows = json.loads(board.read_text())["rows"]
+    assert {row["agent"]: row["success_rate"] for row in rows} == {
+        "oracle": 1.0,
+        "null": 0.0,
+        "react-dab": 1.0,
+    }
 
     mistake = ["--model", "mock-script:react-dab-crm-exact-join", "--agent", "react-dab"]
     run_cli(env, tmp_path, "run", *common, *tasks, *mistake, "--run-id", "dab-wrong")
