@@ -10,8 +10,9 @@ The gold answer is ``gold_sql`` run read-only on the **unperturbed** dataset's
 seed gives another answer. The dataset carries anomalies of its own (a key in lower case or with a
 trailing space), which the perturbation's key rewriting erases: gold SQL joins keys as
 ``upper(trim(x)) = upper(trim(y))``, so an agent that normalizes the perturbed keys finds the
-gold and one that joins them as written does not. ``answer`` names the validator kind and its options; the gold value
-is filled in from ``gold_sql`` (:meth:`AnswerRule.validator`), never written by hand.
+gold and one that joins them as written does not. ``answer`` names the validator kind and its
+options; the gold value is filled in from ``gold_sql`` (``validator`` of each rule), never
+written by hand.
 """
 
 from __future__ import annotations
