@@ -129,8 +129,17 @@ def test_the_parameter_type_offers_the_registered_agents() -> None:
         with pytest.raises(ValidationError):
             spellings.validate_python(bad)
     choices = spellings.json_schema()["items"]["anyOf"]
-    assert choices[0]["enum"] == ["oracle", "null", "react", "react-de", "react-da", "single-call"]
-    assert choices[1]["pattern"] == r"^(react|react-de|react-da|single-call|command)=\S.*$"
+    assert choices[0]["enum"] == [
+        "oracle",
+        "null",
+        "react",
+        "react-de",
+        "react-da",
+        "react-dab",
+        "single-call",
+    ]
+    configurable = "react|react-de|react-da|react-dab|single-call|command"
+    assert choices[1]["pattern"] == rf"^({configurable})=\S.*$"
 
 
 def test_a_run_naming_no_model_gets_each_agents_own_mock_script() -> None:

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import benchforge.synthesis.perturb  # noqa: F401  (registers the perturb derivation: the data)
 from benchforge.agents.protocol import TaskEnvironment
 from benchforge.agents.tools.da import CACHE_DIR, PYTHON
 from benchforge.agents.tools.de import sandbox_request, sandboxed_outcome

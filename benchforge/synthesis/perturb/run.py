@@ -14,6 +14,7 @@ import duckdb
 import yaml
 
 from benchforge.core.artifacts import LAYOUT
+from benchforge.core.derivations import register_derivation
 from benchforge.core.engines.config import DB_CONFIG_FILE
 from benchforge.core.engines.models import DbConfig
 from benchforge.core.records import DatasetRecord
@@ -147,3 +148,10 @@ def _db_config_yaml(spec: PerturbSpec, templates: dict[str, str]) -> str:
         databases[name] = entry
     DbConfig.model_validate({"databases": databases})  # the engines layer reads what we write
     return yaml.safe_dump({"databases": databases}, sort_keys=False, allow_unicode=True)
+
+
+def _derive(dataset_dir: Path, spec_file: Path, out_dir: Path, seed: int) -> None:
+    perturb(dataset_dir, spec_file, out_dir, seed)
+
+
+register_derivation("perturb", _derive)  # for the families that give agents perturbed data
