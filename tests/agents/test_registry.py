@@ -56,6 +56,7 @@ def test_the_shipped_agents_and_their_spellings() -> None:
         "react",
         "react-de",
         "react-da",
+        "react-dab",
         "single-call",
         "command",
     ]
@@ -65,10 +66,12 @@ def test_the_shipped_agents_and_their_spellings() -> None:
         "react",
         "react-de",
         "react-da",
+        "react-dab",
         "single-call",
         "react=CONFIG.yaml",
         "react-de=CONFIG.yaml",
         "react-da=CONFIG.yaml",
+        "react-dab=CONFIG.yaml",
         "single-call=CONFIG.yaml",
         "command=AGENT.yaml",
     ]
@@ -89,6 +92,7 @@ def test_a_new_agent_is_one_registration(scratch_registry: None, tmp_path: Path)
         "react",
         "react-de",
         "react-da",
+        "react-dab",
         "single-call",
         "toy",
         "command",
