@@ -33,6 +33,7 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -183,6 +184,7 @@ class _Pass:
         self.ps_spaces: dict[tuple[str, str], pseudonym.KeySpace] = {}
         self.fake_spaces: dict[tuple[str, str], fake.FakeSpace] = {}
         self._work_seq = 0
+        self.unsegmented = ""  # the identifiers' unsegmented_keys table, built with them
 
     # ------------------------------------------------------------------ driver
 
@@ -261,14 +263,17 @@ class _Pass:
                         f"AND regexp_matches({family_first}, '{UNSEGMENTED_SQL}')"
                     )
         union = " UNION ALL ".join(selects) or "SELECT NULL::VARCHAR AS v WHERE false"
+        # distinct spellings first: a key repeats in every row that refers to it, and the
+        # filters below depend on the spelling only
         self.con.execute(
             f"""CREATE OR REPLACE TABLE {IDENTIFIERS} AS
-                SELECT DISTINCT lower(v) AS lv FROM ({union})
+                SELECT DISTINCT lower(v) AS lv FROM (SELECT DISTINCT v FROM ({union}))
                 WHERE v IS NOT NULL AND {long_enough_sql("v")}
                   AND NOT (regexp_full_match(v, '[+-]?[0-9][0-9.,\\s]*')
                            AND length(regexp_replace(v, '[^0-9]', '', 'g'))
                                < {MIN_NUMERIC_IDENTIFIER_DIGITS})"""
         )
+        self.unsegmented = fake.unsegmented_keys(self.con, IDENTIFIERS)
 
     def _build_spaces(self) -> None:
         ps_key = derive_key(self.secret, "pseudonymize")
@@ -289,7 +294,12 @@ class _Pass:
         fake_key = derive_key(self.secret, "fake")
         for fspace in fake.plan_fake_spaces(self.policy, self.types, WORK):
             fstats = fake.build_fake_space(
-                self.con, fspace, fake_key, self.policy.faker_seed, avoid=IDENTIFIERS
+                self.con,
+                fspace,
+                fake_key,
+                self.policy.faker_seed,
+                avoid=IDENTIFIERS,
+                keys=self.unsegmented,
             )
             self.collisions += fstats.collisions
             for t, c in fspace.members:
@@ -300,15 +310,50 @@ class _Pass:
 
     # ------------------------------------------------------------------ 2. tables
 
+    def _column_maps(self, table: str) -> dict[str, str]:
+        """pseudonymized column -> the rows of its key space's mapping table this column needs,
+        one work table per key space of ``table`` (its columns tell theirs apart by ``__ci``).
+
+        A column's join then builds its hash table over the values this table holds, not over
+        the whole space (every key of the warehouse): far less work and memory per table.
+        Fake spaces hold the distinct names of a few columns and are joined whole."""
+        by_space: dict[str, list[tuple[int, str, str]]] = {}
+        for i, column in enumerate(self.types[table]):
+            space = self.ps_spaces.get((table, column))
+            if space is not None:
+                canon = pseudonym.canonical(space, qi(column))
+                by_space.setdefault(space.table, []).append((i, column, canon))
+        maps: dict[str, str] = {}
+        for space_table, members in by_space.items():
+            work_table = self._work_table("map")
+            needed = " UNION ALL ".join(
+                f"SELECT {i} AS __ci, {canon} AS canon FROM src.raw.{qi(table)}"
+                for i, _, canon in members
+            )
+            self.con.execute(
+                f"""CREATE OR REPLACE TABLE {work_table} AS
+                    SELECT d.__ci, m.* FROM (SELECT DISTINCT __ci, canon FROM ({needed})) d
+                    JOIN {space_table} m ON m.canon = d.canon"""
+            )
+            for i, column, _ in members:
+                maps[column] = f"(SELECT * FROM {work_table} WHERE __ci = {i})"
+        return maps
+
     def _column_sql(
-        self, table: str, column: str, index: int, offsets: dict[str, str]
+        self,
+        table: str,
+        column: str,
+        index: int,
+        offsets: dict[str, str],
+        maps: dict[str, str],
     ) -> ColumnSQL:
         spec = self.policy.tables[table]
         rule = spec.columns[column].rule
         type_ = self.types[table][column]
         alias = f"j{index}"
         if isinstance(rule, Pseudonymize):
-            return pseudonym.pseudonym_column(self.ps_spaces[(table, column)], column, type_, alias)
+            space = replace(self.ps_spaces[(table, column)], table=maps[column])
+            return pseudonym.pseudonym_column(space, column, type_, alias)
         if isinstance(rule, Fake):
             return fake.fake_column(self.fake_spaces[(table, column)], column, alias)
         if isinstance(rule, Perturb):
@@ -325,6 +370,7 @@ class _Pass:
                 source_table=f"src.raw.{qi(table)}",
                 work_table=self._work_table("perturb"),
                 alias=alias,
+                source_key_columns=spec.primary_key,
             )
         if isinstance(rule, ShiftDates):
             sig = rule.model_dump_json()
@@ -376,10 +422,11 @@ class _Pass:
         spec = self.policy.tables[table]
         columns = self.types[table]
         offsets: dict[str, str] = {}
+        maps = self._column_maps(table)
         items: list[str] = []
         joins: dict[str, None] = {}
         for i, column in enumerate(columns):
-            sql = self._column_sql(table, column, i, offsets)
+            sql = self._column_sql(table, column, i, offsets, maps)
             items.append(f"{sql.expr} AS {qi(column)}")
             joins.update(dict.fromkeys(sql.joins))
         key = row_key_sql("t", spec.primary_key, list(columns))
@@ -434,7 +481,7 @@ class _Pass:
                 continue
             name = fake.FullName(table, tuple(ident.columns), ident.separator, part, spaces[part])
             redrawn = fake.redraw_full_names(
-                self.con, name, key, self.policy.faker_seed, IDENTIFIERS
+                self.con, name, key, self.policy.faker_seed, IDENTIFIERS, keys=self.unsegmented
             )
             self.outcomes[table][part].full_name_redraws += redrawn
 
