@@ -522,27 +522,20 @@ class _Pass:
         parts. Pure numbers of fewer than six digits are left out, like in the leak scan."""
         deny: dict[str, str] = {}
         vocabulary = self._text_vocabulary()
-
-        def add(table: str, original: str, released: str, where: str) -> None:
-            # Only identifiers whose first alphanumeric run occurs as a word of some scrubbed
-            # text can ever match there (outside unsegmented scripts the scrubber matches on
-            # word boundaries, so a match's first run is a whole run of the text): the rest
-            # never reach Python. Identifiers in an unsegmented script match anywhere.
-            for o, r in self.con.execute(
-                f"SELECT DISTINCT {original} AS o, {released} FROM src.raw.{qi(table)} s "
-                f"POSITIONAL JOIN rel.raw.{qi(table)} r WHERE {where} "
-                f"AND {long_enough_sql('o')} "
-                f"AND NOT (regexp_full_match(o, '[+-]?[0-9][0-9.,\\s]*') "
-                f"AND length(regexp_replace(o, '[^0-9]', '', 'g')) "
-                f"< {MIN_NUMERIC_IDENTIFIER_DIGITS}) "
-                f"AND (regexp_extract(lower(o), '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
-                f"OR regexp_matches(o, '{UNSEGMENTED_SQL}')) "
-                "ORDER BY 1, 2"
-            ).fetchall():
-                deny.setdefault(o, r)
-                for spelling, replacement in unsegmented_spellings(o, r):
-                    deny.setdefault(spelling, replacement)
-
+        # Only identifiers whose first alphanumeric run occurs as a word of some scrubbed text
+        # can ever match there (outside unsegmented scripts the scrubber matches on word
+        # boundaries, so a match's first run is a whole run of the text): the rest never reach
+        # Python. Identifiers in an unsegmented script match anywhere.
+        may_match = (
+            f"{long_enough_sql('o')} "
+            f"AND NOT (regexp_full_match(o, '[+-]?[0-9][0-9.,\\s]*') "
+            f"AND length(regexp_replace(o, '[^0-9]', '', 'g')) "
+            f"< {MIN_NUMERIC_IDENTIFIER_DIGITS}) "
+            f"AND (regexp_extract(lower(o), '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
+            f"OR regexp_matches(o, '{UNSEGMENTED_SQL}'))"
+        )
+        # (table, original over s, released over r, condition, its part over s alone)
+        entries: list[tuple[str, str, str, str, str]] = []
         for table, spec in self.policy.tables.items():
             for column, col in spec.columns.items():
                 if not is_direct_identifier(col):
@@ -553,16 +546,53 @@ class _Pass:
                     released = "'<REDACTED>'"
                 elif col.rule.rule not in ("pseudonymize", "fake"):
                     continue
-                add(table, original, released, f"s.{qi(column)} IS NOT NULL")
+                where = f"s.{qi(column)} IS NOT NULL"
+                entries.append((table, original, released, where, where))
             for ident in spec.identifiers:
                 sep = ql(ident.separator)
                 cols = [qi(c) for c in ident.columns]
                 original = f"concat_ws({sep}, {', '.join(f'trim(s.{c}::VARCHAR)' for c in cols)})"
                 released = f"concat_ws({sep}, {', '.join(f'trim(r.{c}::VARCHAR)' for c in cols)})"
                 where = " AND ".join(f"s.{c} IS NOT NULL AND r.{c} IS NOT NULL" for c in cols)
-                add(table, original, released, where)
+                src_where = " AND ".join(f"s.{c} IS NOT NULL" for c in cols)
+                entries.append((table, original, released, where, src_where))
                 if len(cols) > 1:
-                    add(table, *_family_name_first(cols, ident.separator), where)
+                    first, first_released = _family_name_first(cols, ident.separator)
+                    entries.append((table, first, first_released, where, src_where))
+        if not entries:
+            return deny
+        # Every original here is a spelling of the identifier set (lower-cased, filtered like
+        # above), so the identifiers that may match, found once over that distinct set, are a
+        # cheap necessary condition: one parallel pass over the sources finds the entries
+        # with any such original (most key columns have none); only those read the release
+        # beside their source (a positional join, one thread).
+        hot = f"{WORK}.deny_candidates"
+        self.con.execute(
+            f"CREATE OR REPLACE TABLE {hot} AS SELECT lv FROM {IDENTIFIERS} "
+            f"WHERE regexp_extract(lv, '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
+            f"OR regexp_matches(lv, '{UNSEGMENTED_SQL}')"
+        )
+        hits = self.con.execute(
+            "SELECT DISTINCT e FROM ("
+            + " UNION ALL ".join(
+                f"SELECT {i} AS e FROM src.raw.{qi(table)} s "
+                f"WHERE {src_where} AND lower({original}) IN (SELECT lv FROM {hot})"
+                for i, (table, original, _, _, src_where) in enumerate(entries)
+            )
+            + ")"
+        ).fetchall()
+        found = {int(r[0]) for r in hits}
+        for i, (table, original, released, where, _) in enumerate(entries):
+            if i not in found:
+                continue
+            for o, r in self.con.execute(
+                f"SELECT DISTINCT {original} AS o, {released} FROM src.raw.{qi(table)} s "
+                f"POSITIONAL JOIN rel.raw.{qi(table)} r WHERE {where} "
+                f"AND lower(o) IN (SELECT lv FROM {hot}) AND {may_match} ORDER BY 1, 2"
+            ).fetchall():
+                deny.setdefault(o, r)
+                for spelling, replacement in unsegmented_spellings(o, r):
+                    deny.setdefault(spelling, replacement)
         return deny
 
     def _text_vocabulary(self) -> str:
