@@ -468,6 +468,25 @@ def resolved_in_column(
     return int(row[0]) if row else 0
 
 
+def resolved_per_column(
+    con: duckdb.DuckDBPyConnection, space: KeySpace, source: str = "src"
+) -> dict[tuple[str, str], int]:
+    """:func:`resolved_in_column` of every member column, in one statement: the resolved
+    values are few, so each column's rows are only probed against them."""
+    resolved = f"(SELECT canon FROM {space.table} WHERE attempt > 0 OR attempt = {ENUMERATED})"
+    rows = con.execute(
+        "SELECT m, count(DISTINCT canon) FROM ("
+        + " UNION ALL ".join(
+            f"SELECT {i} AS m, canon FROM (SELECT {canonical(space, qi(c))} AS canon "
+            f"FROM {source}.raw.{qi(t)}) WHERE canon IN {resolved}"
+            for i, (t, c) in enumerate(space.members)
+        )
+        + ") GROUP BY m"
+    ).fetchall()
+    counts = {int(m): int(n) for m, n in rows}
+    return {member: counts.get(i, 0) for i, member in enumerate(space.members)}
+
+
 def pseudonym_column(space: KeySpace, column: str, type_: str, alias: str) -> ColumnSQL:
     """The released value of a member column: the mapped pseudonym with the original's surface
     form (spaces, all-lower case) re-applied; NULL stays NULL."""

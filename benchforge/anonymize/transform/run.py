@@ -287,10 +287,9 @@ class _Pass:
             ).fetchone()
             for t, c in space.members:
                 self.ps_spaces[(t, c)] = space
-                if resolved and resolved[0]:
-                    self.outcomes[t][c].collisions_resolved = pseudonym.resolved_in_column(
-                        self.con, space, t, c
-                    )
+            if resolved and resolved[0]:
+                for (t, c), n in pseudonym.resolved_per_column(self.con, space).items():
+                    self.outcomes[t][c].collisions_resolved = n
         fake_key = derive_key(self.secret, "fake")
         for fspace in fake.plan_fake_spaces(self.policy, self.types, WORK):
             fstats = fake.build_fake_space(
