@@ -67,7 +67,12 @@ _TEXT_NUMBER = r"^([^0-9]*)([0-9](?:[0-9., ']*[0-9])?)(.*)$"
 _TEXT_NUMBER_SQL = _TEXT_NUMBER.replace("'", "''")
 
 _MACROS = [
-    "anon_pow10(k) AS ('1' || repeat('0', (k)::BIGINT))::HUGEINT",
+    # 10^k (0 <= k <= 38: every power a HUGEINT holds) looked up, not cast from a string (~5x)
+    "anon_pow10(k) AS ("
+    + "["
+    + ", ".join(f"{10**k}::HUGEINT" for k in range(39))
+    + "]"
+    + ")[(k)::BIGINT + 1]",
     # keep the first `digits` digits of the non-negative integer n, redraw the rest from u
     """anon_lsd_n(n, digits, u) AS CASE WHEN length((n)::VARCHAR) <= digits THEN n
         ELSE n - n % anon_pow10(length((n)::VARCHAR) - digits)
