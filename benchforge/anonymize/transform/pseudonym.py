@@ -501,8 +501,10 @@ def pseudonym_column(space: KeySpace, column: str, type_: str, alias: str) -> Co
     lower = f"({trimmed} = lower({trimmed}) AND {trimmed} <> upper({trimmed}))"
     lead = f"left({v}, length({v}) - length(ltrim({v})))"
     trail = f"right({v}, length({v}) - length(rtrim({v})))"
+    cased = f"CASE WHEN {lower} THEN lower({p}) ELSE {p} END"
+    # an unpadded value (nearly all) skips cutting and re-joining its empty padding
     expr = (
-        f"CASE WHEN {v} IS NULL THEN NULL ELSE {lead} || "
-        f"CASE WHEN {lower} THEN lower({p}) ELSE {p} END || {trail} END"
+        f"CASE WHEN {v} IS NULL THEN NULL WHEN {v} = {trimmed} THEN {cased} "
+        f"ELSE {lead} || {cased} || {trail} END"
     )
     return ColumnSQL(expr=expr, joins=[join])

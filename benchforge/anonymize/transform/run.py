@@ -263,14 +263,17 @@ class _Pass:
                         f"AND regexp_matches({family_first}, '{UNSEGMENTED_SQL}')"
                     )
         union = " UNION ALL ".join(selects) or "SELECT NULL::VARCHAR AS v WHERE false"
-        # distinct spellings first: a key repeats in every row that refers to it, and the
-        # filters below depend on the spelling only
+        # Distinct spellings first: a key repeats in every row that refers to it, and the
+        # filters below depend on the spelling only. They test the aggregate's output w
+        # (min(v) of a group of one spelling: v itself), which the optimizer cannot push
+        # below the GROUP BY onto every row.
         self.con.execute(
             f"""CREATE OR REPLACE TABLE {IDENTIFIERS} AS
-                SELECT DISTINCT lower(v) AS lv FROM (SELECT DISTINCT v FROM ({union}))
-                WHERE v IS NOT NULL AND {long_enough_sql("v")}
-                  AND NOT (regexp_full_match(v, '[+-]?[0-9][0-9.,\\s]*')
-                           AND length(regexp_replace(v, '[^0-9]', '', 'g'))
+                SELECT DISTINCT lower(w) AS lv
+                FROM (SELECT min(v) AS w FROM ({union}) WHERE v IS NOT NULL GROUP BY v)
+                WHERE {long_enough_sql("w")}
+                  AND NOT (regexp_full_match(w, '[+-]?[0-9][0-9.,\\s]*')
+                           AND length(regexp_replace(w, '[^0-9]', '', 'g'))
                                < {MIN_NUMERIC_IDENTIFIER_DIGITS})"""
         )
         self.unsegmented = fake.unsegmented_keys(self.con, IDENTIFIERS)
