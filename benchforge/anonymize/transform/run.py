@@ -106,7 +106,7 @@ def anonymize_warehouse(
     secret: bytes,
     *,
     on_progress: ProgressFn | None = None,
-    memory_limit: str = "3GB",
+    memory_limit: str = "1GB",
     threads: int | None = None,
 ) -> TransformManifest:
     """Write the release of ``source_db`` to ``dest_db`` (which must not exist) under
@@ -129,7 +129,10 @@ def anonymize_warehouse(
         with duckdb.connect() as con:
             con.execute(f"SET memory_limit = {ql(memory_limit)}")
             con.execute(f"SET temp_directory = {ql(str(scratch / 'spill'))}")
-            con.execute("SET preserve_insertion_order = true")
+            # every statement that writes the release orders its rows (ORDER BY the source
+            # rowid), which DuckDB keeps regardless; the rest (mapping and helper tables) need
+            # no order, and keeping one costs buffered memory
+            con.execute("SET preserve_insertion_order = false")
             if threads:
                 con.execute(f"SET threads = {int(threads)}")
             con.execute(f"ATTACH {ql(str(source_db))} AS src (READ_ONLY)")
