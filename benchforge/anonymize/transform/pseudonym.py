@@ -474,14 +474,15 @@ def resolved_per_column(
     """:func:`resolved_in_column` of every member column, in one statement: the resolved
     values are few, so each column's rows are only probed against them."""
     resolved = f"(SELECT canon FROM {space.table} WHERE attempt > 0 OR attempt = {ENUMERATED})"
+    # DISTINCT, then count: a distinct aggregate cannot spill, a plain one can
     rows = con.execute(
-        "SELECT m, count(DISTINCT canon) FROM ("
+        "SELECT m, count(*) FROM (SELECT DISTINCT m, canon FROM ("
         + " UNION ALL ".join(
             f"SELECT {i} AS m, canon FROM (SELECT {canonical(space, qi(c))} AS canon "
             f"FROM {source}.raw.{qi(t)}) WHERE canon IN {resolved}"
             for i, (t, c) in enumerate(space.members)
         )
-        + ") GROUP BY m"
+        + ")) GROUP BY m"
     ).fetchall()
     counts = {int(m): int(n) for m, n in rows}
     return {member: counts.get(i, 0) for i, member in enumerate(space.members)}

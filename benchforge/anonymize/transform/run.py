@@ -106,7 +106,7 @@ def anonymize_warehouse(
     secret: bytes,
     *,
     on_progress: ProgressFn | None = None,
-    memory_limit: str = "1GB",
+    memory_limit: str = "640MB",
     threads: int | None = None,
 ) -> TransformManifest:
     """Write the release of ``source_db`` to ``dest_db`` (which must not exist) under
@@ -129,6 +129,10 @@ def anonymize_warehouse(
         with duckdb.connect() as con:
             con.execute(f"SET memory_limit = {ql(memory_limit)}")
             con.execute(f"SET temp_directory = {ql(str(scratch / 'spill'))}")
+            # memory a statement freed goes back to the system (the allocator otherwise keeps
+            # it for reuse, outside memory_limit, and the process grows with the warehouse)
+            con.execute("SET allocator_background_threads = true")
+            con.execute("SET allocator_flush_threshold = '64MB'")
             # every statement that writes the release orders its rows (ORDER BY the source
             # rowid), which DuckDB keeps regardless; the rest (mapping and helper tables) need
             # no order, and keeping one costs buffered memory
