@@ -473,17 +473,22 @@ def resolved_per_column(
 ) -> dict[tuple[str, str], int]:
     """:func:`resolved_in_column` of every member column, in one statement: the resolved
     values are few, so each column's rows are only probed against them."""
-    resolved = f"(SELECT canon FROM {space.table} WHERE attempt > 0 OR attempt = {ENUMERATED})"
-    # DISTINCT, then count: a distinct aggregate cannot spill, a plain one can
+    resolved = f"{space.table}_resolved"
+    con.execute(
+        f"CREATE OR REPLACE TABLE {resolved} AS SELECT canon FROM {space.table} "
+        f"WHERE attempt > 0 OR attempt = {ENUMERATED}"
+    )
+    # one semi join above the union (one hash table of the resolved values, not one per
+    # member column); DISTINCT then count: a distinct aggregate cannot spill, a plain one can
     rows = con.execute(
-        "SELECT m, count(*) FROM (SELECT DISTINCT m, canon FROM ("
+        "SELECT m, count(*) FROM (SELECT DISTINCT u.m, u.canon FROM ("
         + " UNION ALL ".join(
-            f"SELECT {i} AS m, canon FROM (SELECT {canonical(space, qi(c))} AS canon "
-            f"FROM {source}.raw.{qi(t)}) WHERE canon IN {resolved}"
+            f"SELECT {i} AS m, {canonical(space, qi(c))} AS canon FROM {source}.raw.{qi(t)}"
             for i, (t, c) in enumerate(space.members)
         )
-        + ")) GROUP BY m"
+        + f") u SEMI JOIN {resolved} r ON u.canon = r.canon) GROUP BY m"
     ).fetchall()
+    con.execute(f"DROP TABLE {resolved}")
     counts = {int(m): int(n) for m, n in rows}
     return {member: counts.get(i, 0) for i, member in enumerate(space.members)}
 
