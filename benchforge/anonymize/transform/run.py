@@ -581,14 +581,15 @@ class _Pass:
             f"WHERE regexp_extract(lv, '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
             f"OR regexp_matches(lv, '{UNSEGMENTED_SQL}')"
         )
+        # one semi join above the union: one hash table of the candidates, not one per entry
         hits = self.con.execute(
-            "SELECT DISTINCT e FROM ("
+            "SELECT DISTINCT u.e FROM ("
             + " UNION ALL ".join(
-                f"SELECT {i} AS e FROM src.raw.{qi(table)} s "
-                f"WHERE {src_where} AND lower({original}) IN (SELECT lv FROM {hot})"
+                f"SELECT {i} AS e, lower({original}) AS lo FROM src.raw.{qi(table)} s "
+                f"WHERE {src_where}"
                 for i, (table, original, _, _, src_where) in enumerate(entries)
             )
-            + ")"
+            + f") u SEMI JOIN {hot} h ON u.lo = h.lv"
         ).fetchall()
         found = {int(r[0]) for r in hits}
         for i, (table, original, released, where, _) in enumerate(entries):
