@@ -7,7 +7,8 @@ Prints, in one run:
 - the DuckDB floor: the same tables copied with the same types (``CREATE TABLE .. AS SELECT *
   .. ORDER BY rowid`` into a new DuckDB file) and the same Parquet export;
 - a row-by-row Python baseline doing the same transformations, driven by the same policy
-  (crm.yaml), on a sample of the source rows, extrapolated to the full size;
+  (crm.yaml), on a sample of the source rows, extrapolated to the full size (a reference
+  figure: its ratio is printed without a target);
 - the release report's time, apart (the report is not part of the data pass's rows/s);
 - peak RSS of the data pass at ``--small-scale`` and at ``--scale`` (10x the rows by default).
 
@@ -16,7 +17,7 @@ Synthesized datasets are cached (``--data`` / ``--small-data``) and reused when 
 ``dataset.json`` exists. Quick smoke run: ``--scale 0.2 --small-scale 0.02 --repeat 1``.
 
 Usage: python bench/anonymize.py [--scale 5] [--small-scale 0.5] [--repeat 2]
-       [--budget-minutes 11] [--baseline-sample 20000] [--memory-limit 3GB]
+       [--budget-minutes 11] [--baseline-sample 20000] [--memory-limit 640MB]
        [--data DIR] [--small-data DIR] [--keep DIR]
 """
 
@@ -58,12 +59,14 @@ from benchforge.anonymize.policy.models import (  # noqa: E402
     Table,
 )
 
-TARGETS = {"baseline": 20.0, "floor": 0.3, "rss": 2.0}
+# The row-by-row baseline is a reference figure only (printed, no target): the targets are the
+# DuckDB copy floor and flat memory.
+TARGETS = {"floor": 0.3, "rss": 2.0}
 # A fixed key: the bench must transform the same way on every run (it is not a real secret).
 SECRET = b"benchforge-bench-anonymize-fixed-key-0001"
 CACHE = Path("/tmp/benchforge-bench-anon")
 WAREHOUSE = "warehouse.duckdb"
-DEFAULT_MEMORY_LIMIT = "3GB"  # anonymize_warehouse's default; the floor runs under the same
+DEFAULT_MEMORY_LIMIT = "640MB"  # anonymize_warehouse's default; the floor runs under the same
 
 
 # -- data --------------------------------------------------------------------------------------
@@ -973,7 +976,6 @@ def main() -> None:
         f"{first['rss_after_report_mb']:,.0f} MB"
     )
     ratios = [
-        ("data pass / row-by-row baseline", pass_rate / base_rate, TARGETS["baseline"], ">="),
         ("data pass / DuckDB floor", pass_rate / floor_rate, TARGETS["floor"], ">="),
         (
             f"peak RSS scale {args.scale:g} / scale {args.small_scale:g}",
@@ -984,6 +986,7 @@ def main() -> None:
     ]
     print(f"\n{'ratio':<50}{'value':>9}   target")
     print(f"{'(DuckDB floor / row-by-row baseline, for scale)':<50}{floor_rate / base_rate:>9.2f}")
+    print(f"{'(data pass / row-by-row baseline, reference)':<50}{pass_rate / base_rate:>9.2f}")
     for name, value, target, op in ratios:
         ok = value >= target if op == ">=" else value <= target
         print(f"{name:<50}{value:>9.2f}   {op} {target:<5g} {'PASS' if ok else 'FAIL'}")

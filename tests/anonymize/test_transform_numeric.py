@@ -376,3 +376,15 @@ def test_min_relative_change_is_bounded() -> None:
         Perturb(method="lsd", min_relative_change=0.6)
     with pytest.raises(ValueError, match="lsd"):
         Perturb(method="noise", min_relative_change=0.01)
+
+
+def test_pow10_macro_is_exact_for_every_hugeint_power() -> None:
+    con = duckdb.connect()
+    install_macros(con)
+    got = con.execute("SELECT list(anon_pow10(k)::VARCHAR ORDER BY k) FROM range(39) r(k)")
+    row = got.fetchone()
+    assert row is not None
+    assert row[0] == [str(10**k) for k in range(39)]
+    # 123456 keeps 3 digits, the 3 below are redrawn from u at 10^3 resolution
+    lsd = con.execute("SELECT anon_lsd_n(123456::HUGEINT, 3, 0.5), anon_lsd_n(42::HUGEINT, 3, 0.9)")
+    assert lsd.fetchone() == (123500, 42)

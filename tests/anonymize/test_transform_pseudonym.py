@@ -19,6 +19,7 @@ from benchforge.anonymize.transform.pseudonym import (
     build_key_space,
     pseudonym_column,
     resolved_in_column,
+    resolved_per_column,
 )
 from benchforge.anonymize.transform.sql import SRC, TransformError
 
@@ -145,6 +146,24 @@ def test_forced_collisions_are_resolved_and_counted_exactly() -> None:
     for v in kept:
         assert mapping[v] == first[v]
     assert resolved_in_column(con, _space(["t"]), "t", "v") == expected
+
+
+def test_resolved_counts_of_all_members_in_one_statement() -> None:
+    # two members sharing the crowded K-99 shape: a referencing column holding every fifth
+    # key (some twice, lower-cased, padded) and one holding none of them
+    values = [f"K-{i:02d}" for i in range(40)]
+    refs = [f" {v.lower()}" if i % 2 else v for i, v in enumerate(values[::5] * 2)]
+    con = _con({"t": values, "u": refs, "w": ["Z-1"]})
+    space = _space(["t", "u", "w"])
+    build_key_space(con, space, KEY)
+    per_column = resolved_per_column(con, space)
+    assert per_column == {m: resolved_in_column(con, space, *m) for m in space.members}
+    resolved = set(
+        r[0] for r in con.execute("SELECT canon FROM work.main.ps WHERE attempt > 0").fetchall()
+    )
+    assert per_column[("t", "v")] == len(resolved & set(values)) > 5
+    assert per_column[("u", "v")] == len(resolved & set(values[::5]))
+    assert per_column[("w", "v")] == 0
 
 
 def test_no_collision_on_100k_six_digit_keys() -> None:

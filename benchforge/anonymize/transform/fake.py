@@ -179,11 +179,13 @@ def build_fake_space(
     seed: int,
     source: str = "src",
     avoid: str | None = None,
+    keys: str | None = None,
 ) -> FakeStats:
     """Draw the pool entries the member columns need and create the mapping table over their
     distinct canonical values. ``avoid`` names a table of lower-cased original identifiers
     (column ``lv``): a replacement equal to one of them is drawn again (see the module
-    docstring); ``unique`` then resolves shared replacements."""
+    docstring); ``unique`` then resolves shared replacements. ``keys``: the
+    :func:`unsegmented_keys` table of ``avoid`` when the caller built it already."""
     rule = space.rule
     unions = (
         "SELECT DISTINCT canon FROM ("
@@ -210,7 +212,8 @@ def build_fake_space(
     )
     con.execute(f"CREATE OR REPLACE TABLE {space.pool_table} (idx BIGINT, value VARCHAR)")
     redraw = hmac_sql(key, "canon || chr(30) || (draw + 1)::VARCHAR")
-    keys = unsegmented_keys(con, avoid) if avoid is not None else ""
+    if avoid is not None and keys is None:
+        keys = unsegmented_keys(con, avoid)
     for _ in range(MAX_REDRAWS + 1):
         _load_entries(con, space, seed, drawn)
         if avoid is None:
@@ -219,6 +222,7 @@ def build_fake_space(
             f"SELECT v.canon, {pick} AS value FROM {drawn} v JOIN {space.pool_table} p "
             "USING (idx) WHERE v.canon <> ''"
         )
+        assert keys is not None
         clashing = f"SELECT canon FROM ({clashing_sql(candidates, avoid, keys)})"
         pending = con.execute(f"SELECT count(*) FROM ({clashing})").fetchone()
         if not pending or not pending[0] or _max_draw(con, drawn) >= MAX_REDRAWS:
@@ -386,10 +390,12 @@ def redraw_full_names(
     avoid: str,
     source: str = "src",
     release: str = "rel",
+    keys: str | None = None,
 ) -> int:
     """Redraw ``name.redraw`` on every row of ``release.raw.<table>`` whose composite equals an
     original identifier (``avoid``, column ``lv``); returns how many distinct people (original
-    parts) were redrawn. Raises when a person still collides after :data:`MAX_REDRAWS`."""
+    parts) were redrawn. Raises when a person still collides after :data:`MAX_REDRAWS`.
+    ``keys``: the :func:`unsegmented_keys` table of ``avoid`` when the caller built it."""
     t = qi(name.table)
     parts = ", ".join(f"upper(trim(CAST(s.{qi(c)} AS VARCHAR)))" for c in name.columns)
     composite = _composite_sql(name)
@@ -406,6 +412,8 @@ def redraw_full_names(
     pending = {tuple(originals): list(released) for originals, released in rows}
     chosen: dict[tuple[str, ...], str] = {}
     position = name.columns.index(name.redraw)
+    if pending and keys is None:
+        keys = unsegmented_keys(con, avoid)
     for draw in range(1, MAX_REDRAWS + 1):
         if not pending:
             break
@@ -420,7 +428,8 @@ def redraw_full_names(
             for person, released in pending.items()
         }
         values = [v for spelled in spellings.values() for v in spelled]
-        taken = _in_identifiers(con, avoid, [*values, *candidates.values()])
+        assert keys is not None
+        taken = _in_identifiers(con, avoid, keys, [*values, *candidates.values()])
         for person in list(pending):
             if any(v in taken for v in spellings[person]):
                 continue
@@ -463,10 +472,11 @@ def _spellings(parts: list[str], separator: str) -> list[str]:
     return out
 
 
-def _in_identifiers(con: duckdb.DuckDBPyConnection, avoid: str, values: list[str]) -> set[str]:
+def _in_identifiers(
+    con: duckdb.DuckDBPyConnection, avoid: str, keys: str, values: list[str]
+) -> set[str]:
     """The given values the leak scan would count as an original identifier
     (:func:`clashing_sql`)."""
-    keys = unsegmented_keys(con, avoid)
     con.register("_anon_names", pa.table({"value": pa.array(sorted(set(values)), pa.string())}))
     try:
         rows = con.execute(

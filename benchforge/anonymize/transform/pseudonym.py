@@ -468,6 +468,31 @@ def resolved_in_column(
     return int(row[0]) if row else 0
 
 
+def resolved_per_column(
+    con: duckdb.DuckDBPyConnection, space: KeySpace, source: str = "src"
+) -> dict[tuple[str, str], int]:
+    """:func:`resolved_in_column` of every member column, in one statement: the resolved
+    values are few, so each column's rows are only probed against them."""
+    resolved = f"{space.table}_resolved"
+    con.execute(
+        f"CREATE OR REPLACE TABLE {resolved} AS SELECT canon FROM {space.table} "
+        f"WHERE attempt > 0 OR attempt = {ENUMERATED}"
+    )
+    # one semi join above the union (one hash table of the resolved values, not one per
+    # member column); DISTINCT then count: a distinct aggregate cannot spill, a plain one can
+    rows = con.execute(
+        "SELECT m, count(*) FROM (SELECT DISTINCT u.m, u.canon FROM ("
+        + " UNION ALL ".join(
+            f"SELECT {i} AS m, {canonical(space, qi(c))} AS canon FROM {source}.raw.{qi(t)}"
+            for i, (t, c) in enumerate(space.members)
+        )
+        + f") u SEMI JOIN {resolved} r ON u.canon = r.canon) GROUP BY m"
+    ).fetchall()
+    con.execute(f"DROP TABLE {resolved}")
+    counts = {int(m): int(n) for m, n in rows}
+    return {member: counts.get(i, 0) for i, member in enumerate(space.members)}
+
+
 def pseudonym_column(space: KeySpace, column: str, type_: str, alias: str) -> ColumnSQL:
     """The released value of a member column: the mapped pseudonym with the original's surface
     form (spaces, all-lower case) re-applied; NULL stays NULL."""
@@ -482,8 +507,10 @@ def pseudonym_column(space: KeySpace, column: str, type_: str, alias: str) -> Co
     lower = f"({trimmed} = lower({trimmed}) AND {trimmed} <> upper({trimmed}))"
     lead = f"left({v}, length({v}) - length(ltrim({v})))"
     trail = f"right({v}, length({v}) - length(rtrim({v})))"
+    cased = f"CASE WHEN {lower} THEN lower({p}) ELSE {p} END"
+    # an unpadded value (nearly all) skips cutting and re-joining its empty padding
     expr = (
-        f"CASE WHEN {v} IS NULL THEN NULL ELSE {lead} || "
-        f"CASE WHEN {lower} THEN lower({p}) ELSE {p} END || {trail} END"
+        f"CASE WHEN {v} IS NULL THEN NULL WHEN {v} = {trimmed} THEN {cased} "
+        f"ELSE {lead} || {cased} || {trail} END"
     )
     return ColumnSQL(expr=expr, joins=[join])

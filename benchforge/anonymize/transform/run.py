@@ -33,6 +33,7 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -105,7 +106,7 @@ def anonymize_warehouse(
     secret: bytes,
     *,
     on_progress: ProgressFn | None = None,
-    memory_limit: str = "3GB",
+    memory_limit: str = "640MB",
     threads: int | None = None,
 ) -> TransformManifest:
     """Write the release of ``source_db`` to ``dest_db`` (which must not exist) under
@@ -128,7 +129,14 @@ def anonymize_warehouse(
         with duckdb.connect() as con:
             con.execute(f"SET memory_limit = {ql(memory_limit)}")
             con.execute(f"SET temp_directory = {ql(str(scratch / 'spill'))}")
-            con.execute("SET preserve_insertion_order = true")
+            # memory a statement freed goes back to the system (the allocator otherwise keeps
+            # it for reuse, outside memory_limit, and the process grows with the warehouse)
+            con.execute("SET allocator_background_threads = true")
+            con.execute("SET allocator_flush_threshold = '64MB'")
+            # every statement that writes the release orders its rows (ORDER BY the source
+            # rowid), which DuckDB keeps regardless; the rest (mapping and helper tables) need
+            # no order, and keeping one costs buffered memory
+            con.execute("SET preserve_insertion_order = false")
             if threads:
                 con.execute(f"SET threads = {int(threads)}")
             con.execute(f"ATTACH {ql(str(source_db))} AS src (READ_ONLY)")
@@ -183,6 +191,7 @@ class _Pass:
         self.ps_spaces: dict[tuple[str, str], pseudonym.KeySpace] = {}
         self.fake_spaces: dict[tuple[str, str], fake.FakeSpace] = {}
         self._work_seq = 0
+        self.unsegmented = ""  # the identifiers' unsegmented_keys table, built with them
 
     # ------------------------------------------------------------------ driver
 
@@ -261,14 +270,20 @@ class _Pass:
                         f"AND regexp_matches({family_first}, '{UNSEGMENTED_SQL}')"
                     )
         union = " UNION ALL ".join(selects) or "SELECT NULL::VARCHAR AS v WHERE false"
+        # Distinct spellings first: a key repeats in every row that refers to it, and the
+        # filters below depend on the spelling only. They test the aggregate's output w
+        # (min(v) of a group of one spelling: v itself), which the optimizer cannot push
+        # below the GROUP BY onto every row.
         self.con.execute(
             f"""CREATE OR REPLACE TABLE {IDENTIFIERS} AS
-                SELECT DISTINCT lower(v) AS lv FROM ({union})
-                WHERE v IS NOT NULL AND {long_enough_sql("v")}
-                  AND NOT (regexp_full_match(v, '[+-]?[0-9][0-9.,\\s]*')
-                           AND length(regexp_replace(v, '[^0-9]', '', 'g'))
+                SELECT DISTINCT lower(w) AS lv
+                FROM (SELECT min(v) AS w FROM ({union}) WHERE v IS NOT NULL GROUP BY v)
+                WHERE {long_enough_sql("w")}
+                  AND NOT (regexp_full_match(w, '[+-]?[0-9][0-9.,\\s]*')
+                           AND length(regexp_replace(w, '[^0-9]', '', 'g'))
                                < {MIN_NUMERIC_IDENTIFIER_DIGITS})"""
         )
+        self.unsegmented = fake.unsegmented_keys(self.con, IDENTIFIERS)
 
     def _build_spaces(self) -> None:
         ps_key = derive_key(self.secret, "pseudonymize")
@@ -282,14 +297,18 @@ class _Pass:
             ).fetchone()
             for t, c in space.members:
                 self.ps_spaces[(t, c)] = space
-                if resolved and resolved[0]:
-                    self.outcomes[t][c].collisions_resolved = pseudonym.resolved_in_column(
-                        self.con, space, t, c
-                    )
+            if resolved and resolved[0]:
+                for (t, c), n in pseudonym.resolved_per_column(self.con, space).items():
+                    self.outcomes[t][c].collisions_resolved = n
         fake_key = derive_key(self.secret, "fake")
         for fspace in fake.plan_fake_spaces(self.policy, self.types, WORK):
             fstats = fake.build_fake_space(
-                self.con, fspace, fake_key, self.policy.faker_seed, avoid=IDENTIFIERS
+                self.con,
+                fspace,
+                fake_key,
+                self.policy.faker_seed,
+                avoid=IDENTIFIERS,
+                keys=self.unsegmented,
             )
             self.collisions += fstats.collisions
             for t, c in fspace.members:
@@ -300,15 +319,50 @@ class _Pass:
 
     # ------------------------------------------------------------------ 2. tables
 
+    def _column_maps(self, table: str) -> dict[str, str]:
+        """pseudonymized column -> the rows of its key space's mapping table this column needs,
+        one work table per key space of ``table`` (its columns tell theirs apart by ``__ci``).
+
+        A column's join then builds its hash table over the values this table holds, not over
+        the whole space (every key of the warehouse): far less work and memory per table.
+        Fake spaces hold the distinct names of a few columns and are joined whole."""
+        by_space: dict[str, list[tuple[int, str, str]]] = {}
+        for i, column in enumerate(self.types[table]):
+            space = self.ps_spaces.get((table, column))
+            if space is not None:
+                canon = pseudonym.canonical(space, qi(column))
+                by_space.setdefault(space.table, []).append((i, column, canon))
+        maps: dict[str, str] = {}
+        for space_table, members in by_space.items():
+            work_table = self._work_table("map")
+            needed = " UNION ALL ".join(
+                f"SELECT {i} AS __ci, {canon} AS canon FROM src.raw.{qi(table)}"
+                for i, _, canon in members
+            )
+            self.con.execute(
+                f"""CREATE OR REPLACE TABLE {work_table} AS
+                    SELECT d.__ci, m.* FROM (SELECT DISTINCT __ci, canon FROM ({needed})) d
+                    JOIN {space_table} m ON m.canon = d.canon"""
+            )
+            for i, column, _ in members:
+                maps[column] = f"(SELECT * FROM {work_table} WHERE __ci = {i})"
+        return maps
+
     def _column_sql(
-        self, table: str, column: str, index: int, offsets: dict[str, str]
+        self,
+        table: str,
+        column: str,
+        index: int,
+        offsets: dict[str, str],
+        maps: dict[str, str],
     ) -> ColumnSQL:
         spec = self.policy.tables[table]
         rule = spec.columns[column].rule
         type_ = self.types[table][column]
         alias = f"j{index}"
         if isinstance(rule, Pseudonymize):
-            return pseudonym.pseudonym_column(self.ps_spaces[(table, column)], column, type_, alias)
+            space = replace(self.ps_spaces[(table, column)], table=maps[column])
+            return pseudonym.pseudonym_column(space, column, type_, alias)
         if isinstance(rule, Fake):
             return fake.fake_column(self.fake_spaces[(table, column)], column, alias)
         if isinstance(rule, Perturb):
@@ -325,6 +379,7 @@ class _Pass:
                 source_table=f"src.raw.{qi(table)}",
                 work_table=self._work_table("perturb"),
                 alias=alias,
+                source_key_columns=spec.primary_key,
             )
         if isinstance(rule, ShiftDates):
             sig = rule.model_dump_json()
@@ -376,10 +431,11 @@ class _Pass:
         spec = self.policy.tables[table]
         columns = self.types[table]
         offsets: dict[str, str] = {}
+        maps = self._column_maps(table)
         items: list[str] = []
         joins: dict[str, None] = {}
         for i, column in enumerate(columns):
-            sql = self._column_sql(table, column, i, offsets)
+            sql = self._column_sql(table, column, i, offsets, maps)
             items.append(f"{sql.expr} AS {qi(column)}")
             joins.update(dict.fromkeys(sql.joins))
         key = row_key_sql("t", spec.primary_key, list(columns))
@@ -434,7 +490,7 @@ class _Pass:
                 continue
             name = fake.FullName(table, tuple(ident.columns), ident.separator, part, spaces[part])
             redrawn = fake.redraw_full_names(
-                self.con, name, key, self.policy.faker_seed, IDENTIFIERS
+                self.con, name, key, self.policy.faker_seed, IDENTIFIERS, keys=self.unsegmented
             )
             self.outcomes[table][part].full_name_redraws += redrawn
 
@@ -475,27 +531,20 @@ class _Pass:
         parts. Pure numbers of fewer than six digits are left out, like in the leak scan."""
         deny: dict[str, str] = {}
         vocabulary = self._text_vocabulary()
-
-        def add(table: str, original: str, released: str, where: str) -> None:
-            # Only identifiers whose first alphanumeric run occurs as a word of some scrubbed
-            # text can ever match there (outside unsegmented scripts the scrubber matches on
-            # word boundaries, so a match's first run is a whole run of the text): the rest
-            # never reach Python. Identifiers in an unsegmented script match anywhere.
-            for o, r in self.con.execute(
-                f"SELECT DISTINCT {original} AS o, {released} FROM src.raw.{qi(table)} s "
-                f"POSITIONAL JOIN rel.raw.{qi(table)} r WHERE {where} "
-                f"AND {long_enough_sql('o')} "
-                f"AND NOT (regexp_full_match(o, '[+-]?[0-9][0-9.,\\s]*') "
-                f"AND length(regexp_replace(o, '[^0-9]', '', 'g')) "
-                f"< {MIN_NUMERIC_IDENTIFIER_DIGITS}) "
-                f"AND (regexp_extract(lower(o), '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
-                f"OR regexp_matches(o, '{UNSEGMENTED_SQL}')) "
-                "ORDER BY 1, 2"
-            ).fetchall():
-                deny.setdefault(o, r)
-                for spelling, replacement in unsegmented_spellings(o, r):
-                    deny.setdefault(spelling, replacement)
-
+        # Only identifiers whose first alphanumeric run occurs as a word of some scrubbed text
+        # can ever match there (outside unsegmented scripts the scrubber matches on word
+        # boundaries, so a match's first run is a whole run of the text): the rest never reach
+        # Python. Identifiers in an unsegmented script match anywhere.
+        may_match = (
+            f"{long_enough_sql('o')} "
+            f"AND NOT (regexp_full_match(o, '[+-]?[0-9][0-9.,\\s]*') "
+            f"AND length(regexp_replace(o, '[^0-9]', '', 'g')) "
+            f"< {MIN_NUMERIC_IDENTIFIER_DIGITS}) "
+            f"AND (regexp_extract(lower(o), '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
+            f"OR regexp_matches(o, '{UNSEGMENTED_SQL}'))"
+        )
+        # (table, original over s, released over r, condition, its part over s alone)
+        entries: list[tuple[str, str, str, str, str]] = []
         for table, spec in self.policy.tables.items():
             for column, col in spec.columns.items():
                 if not is_direct_identifier(col):
@@ -506,16 +555,54 @@ class _Pass:
                     released = "'<REDACTED>'"
                 elif col.rule.rule not in ("pseudonymize", "fake"):
                     continue
-                add(table, original, released, f"s.{qi(column)} IS NOT NULL")
+                where = f"s.{qi(column)} IS NOT NULL"
+                entries.append((table, original, released, where, where))
             for ident in spec.identifiers:
                 sep = ql(ident.separator)
                 cols = [qi(c) for c in ident.columns]
                 original = f"concat_ws({sep}, {', '.join(f'trim(s.{c}::VARCHAR)' for c in cols)})"
                 released = f"concat_ws({sep}, {', '.join(f'trim(r.{c}::VARCHAR)' for c in cols)})"
                 where = " AND ".join(f"s.{c} IS NOT NULL AND r.{c} IS NOT NULL" for c in cols)
-                add(table, original, released, where)
+                src_where = " AND ".join(f"s.{c} IS NOT NULL" for c in cols)
+                entries.append((table, original, released, where, src_where))
                 if len(cols) > 1:
-                    add(table, *_family_name_first(cols, ident.separator), where)
+                    first, first_released = _family_name_first(cols, ident.separator)
+                    entries.append((table, first, first_released, where, src_where))
+        if not entries:
+            return deny
+        # Every original here is a spelling of the identifier set (lower-cased, filtered like
+        # above), so the identifiers that may match, found once over that distinct set, are a
+        # cheap necessary condition: one parallel pass over the sources finds the entries
+        # with any such original (most key columns have none); only those read the release
+        # beside their source (a positional join, one thread).
+        hot = f"{WORK}.deny_candidates"
+        self.con.execute(
+            f"CREATE OR REPLACE TABLE {hot} AS SELECT lv FROM {IDENTIFIERS} "
+            f"WHERE regexp_extract(lv, '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
+            f"OR regexp_matches(lv, '{UNSEGMENTED_SQL}')"
+        )
+        # one semi join above the union: one hash table of the candidates, not one per entry
+        hits = self.con.execute(
+            "SELECT DISTINCT u.e FROM ("
+            + " UNION ALL ".join(
+                f"SELECT {i} AS e, lower({original}) AS lo FROM src.raw.{qi(table)} s "
+                f"WHERE {src_where}"
+                for i, (table, original, _, _, src_where) in enumerate(entries)
+            )
+            + f") u SEMI JOIN {hot} h ON u.lo = h.lv"
+        ).fetchall()
+        found = {int(r[0]) for r in hits}
+        for i, (table, original, released, where, _) in enumerate(entries):
+            if i not in found:
+                continue
+            for o, r in self.con.execute(
+                f"SELECT DISTINCT {original} AS o, {released} FROM src.raw.{qi(table)} s "
+                f"POSITIONAL JOIN rel.raw.{qi(table)} r WHERE {where} "
+                f"AND lower(o) IN (SELECT lv FROM {hot}) AND {may_match} ORDER BY 1, 2"
+            ).fetchall():
+                deny.setdefault(o, r)
+                for spelling, replacement in unsegmented_spellings(o, r):
+                    deny.setdefault(spelling, replacement)
         return deny
 
     def _text_vocabulary(self) -> str:
