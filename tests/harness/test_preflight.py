@@ -95,8 +95,18 @@ def test_flow_parameters_are_described_bounded_and_offer_the_agents() -> None:
     kind = schema["definitions"]["RunKind"]["properties"]  # each run kind's own
     assert kind["epochs"]["minimum"] == 1 and props["concurrency"]["maximum"] == 256
     choices = kind["agents"]["items"]["anyOf"]
-    assert choices[0]["enum"] == ["oracle", "null", "react", "react-de", "react-da", "single-call"]
-    assert choices[1]["pattern"].startswith("^(react|react-de|react-da|single-call|command)=")
+    assert choices[0]["enum"] == [
+        "oracle",
+        "null",
+        "react",
+        "react-de",
+        "react-da",
+        "react-dab",
+        "single-call",
+    ]
+    assert choices[1]["pattern"].startswith(
+        "^(react|react-de|react-da|react-dab|single-call|command)="
+    )
     assert props["run_id"]["anyOf"][0]["pattern"].startswith("^[A-Za-z0-9]")
 
 

@@ -53,6 +53,7 @@ from benchforge.evaluation.families.base import (
     spec_as,
 )
 from benchforge.evaluation.families.registry import register
+from benchforge.evaluation.families.scored_work import ScoredWork
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
 
@@ -111,6 +112,10 @@ class DabQueryFamily(FamilyBase):
 
     def materials(self, task: LoadedTask, dest: Path) -> None:
         (dest / SUBMISSION).mkdir(exist_ok=True)
+
+    def scored_work(self, task: LoadedTask) -> ScoredWork:
+        """One answer, judged by the task's typed validator."""
+        return ScoredWork(unit="answer", names=[spec_as(task, DabQueryTask).answer.kind])
 
     def agent_data(
         self, task: LoadedTask, dataset_dir: Path, work: Path, role: str | None = None
