@@ -63,6 +63,32 @@ def test_gold_scores_100_on_itself(gold: Path, dataset: Path, tmp_path: Path) ->
     assert "cs_sandbox" not in result.seconds
 
 
+def test_cleaning_the_raw_data_in_a_hook_earns_no_component_score(
+    gold: Path, dataset: Path, tmp_path: Path
+) -> None:
+    """An on-run-start hook normalizes the raw contacts, so a staging model that does no
+    cleaning builds the gold's output end to end; alone, on the dataset's raw table, it does
+    not, and its CS must say so (the raw table it read is not the dataset's any more)."""
+    repo = tmp_path / "cand"
+    shutil.copytree(GOLD_REPO, repo)
+    project = repo / "dbt_project.yml"
+    project.write_text(
+        project.read_text()
+        + 'on-run-start:\n  - "update raw.contacts set account_id = upper(trim(account_id))"\n'
+    )
+    contacts = "models/staging/stg_mini__contacts.sql"
+    write_model(repo, contacts, (GOLD_REPO / contacts).read_text().replace(
+        "upper(trim(account_id)) as account_id", "account_id"
+    ))  # fmt: skip
+    result = score(repo, gold, dataset, tmp_path / "w")
+    by_name = {n.name: n for n in result.nodes}
+    assert by_name["stg_mini__contacts"].cfs.exact  # the whole build is right
+    assert by_name["stg_mini__contacts"].cs.status == "data_mismatch"  # the model alone is not
+    assert "stg_mini__contacts" not in result.cs_from_cfs
+    assert {"stg_mini__accounts", "stg_mini__opportunities"} <= set(result.cs_from_cfs)
+    assert (result.cfs, result.sr) == (100.0, 100.0) and result.cs < 100.0
+
+
 def test_cs_is_taken_from_cfs_only_where_the_inputs_are_exactly_the_golds(
     gold: Path, dataset: Path, tmp_path: Path
 ) -> None:

@@ -9,6 +9,7 @@ names as Parquet into a fresh ``collected-build/`` folder. The scorer reads only
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,9 @@ class CollectedBuild(BaseModel):
     results: list[NodeResult] = []
     relations: dict[str, str] = {}  # "schema.alias" (lower case) -> Parquet file name
     relation_errors: dict[str, str] = {}  # "schema.alias" (lower case) -> why not exported
+    raw_fingerprints: dict[str, str | None] = {}
+    """"schema.table" (lower case) -> the raw table's fingerprint after the build
+    (``cs_worker.fingerprint``): a build that changed its inputs shows here."""
     columns: dict[str, list[tuple[str, str]]] = {}
     """"schema.alias" (lower case) -> the relation's (column, type) in the candidate's
     database, in order, as the collect step read them."""
@@ -56,6 +60,7 @@ def collect_build(
     sandbox: SandboxBackend,
     with_tables: bool,
     memory_mb: int = 2048,
+    raw_tables: Sequence[tuple[str, str]] = (),
 ) -> CollectedBuild:
     """Collects ``candidate/<dbt_work>/target``'s artifacts (and, ``with_tables``, the model
     relations of the candidate's database) into the fresh folder ``out``."""
@@ -71,6 +76,7 @@ def collect_build(
         "manifest": MANIFEST if with_tables else "",
         "database": CANDIDATE_DB,
         "database_name": Path(CANDIDATE_DB).stem,
+        "raw_tables": [list(t) for t in raw_tables] if with_tables else [],
         "timeout_s": COLLECT_TIMEOUT_S,
         "threads": 2,
         "memory_mb": memory_mb,
@@ -99,6 +105,11 @@ def collect_build(
         collected.manifest = _manifest(out, collected.problems)
     if with_tables and copied.get(RUN_RESULTS, "missing") is None:
         collected.results = _results(out, collected.problems)
+    raw = status.get("raw")
+    if isinstance(raw, dict):
+        collected.raw_fingerprints = {
+            str(k): v if isinstance(v, str) else None for k, v in raw.items()
+        }
     for entry in status.get("relations") or []:
         if not isinstance(entry, dict):
             continue

@@ -131,6 +131,20 @@ def raw_tables(raw_db: Path) -> set[tuple[str, str]]:
         con.close()
 
 
+def raw_fingerprints(raw_db: Path, tables: set[tuple[str, str]]) -> dict[str, str | None]:
+    """ "schema.table" -> the dataset's raw table's fingerprint, as the collect step takes the
+    candidate's after its build (``cs_worker.fingerprint``)."""
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH '{raw_db}' AS raw (READ_ONLY)")
+        return {
+            f"{schema}.{table}": cs_worker.fingerprint(con, qualified("raw", schema, table))
+            for schema, table in sorted(tables)
+        }
+    finally:
+        con.close()
+
+
 def _tables(con: duckdb.DuckDBPyConnection, database: str) -> set[tuple[str, str]]:
     rows = con.execute(
         "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ?", [database]

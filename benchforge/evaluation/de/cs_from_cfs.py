@@ -21,11 +21,14 @@ before:
   names no file;
 - every gold parent it is owed is a node whose end-to-end output is exactly the gold's;
 - it reads no seed (the candidate's seed files are not compared) and no helper model (the
-  isolated run reads a helper through its Parquet copy).
+  isolated run reads a helper through its Parquet copy);
+- every raw table it reads is, after the build, the dataset's (a count and an order-free hash
+  of its rows, taken by the collect step): logic moved into hooks that clean the raw data
+  first does not earn CS for the model that reads it.
 
-The raw tables it reads are the dataset's in both runs. What this gives up: a candidate whose
-hooks change an input during the build and put it back is credited in CS with what its whole
-build did; that build already matches the gold exactly at this node and at every parent.
+What this gives up: a candidate whose hooks or later models change a gold parent after this
+node read it, and put it back, is credited in CS with what its whole build did; that build
+already matches the gold exactly at this node and at every parent.
 """
 
 from __future__ import annotations
@@ -69,8 +72,11 @@ def derivable(
     cand: DbtManifest,
     identical: set[str],
     raw: set[tuple[str, str]],
+    untouched: set[str],
 ) -> frozenset[str]:
-    """The nodes whose CS is their CFS verdict (see the module's docstring)."""
+    """The nodes whose CS is their CFS verdict (see the module's docstring). ``untouched``:
+    the raw tables ("schema.table", lower case) the candidate's build left as the dataset
+    has them."""
     found = set()
     for name in identical:
         node = cand.models.get(name)
@@ -80,13 +86,19 @@ def derivable(
             continue
         if any(p not in identical for p in gold.parents(name)):
             continue
-        reads = relations_read(node.compiled_code)
+        inputs = node_inputs(name, gold, cand, raw)
         owed = {
             (i.target.database.lower(), i.target.schema_.lower(), i.target.name.lower())
-            for i in node_inputs(name, gold, cand, raw)
+            for i in inputs
             if i.source.startswith("gold:")
         }
-        if reads is not None and reads <= owed:
+        raw_read = {
+            i.source.removeprefix("gold:").lower()
+            for i in inputs
+            if tuple(i.source.removeprefix("gold:").lower().split(".", 1)) in raw
+        }
+        reads = relations_read(node.compiled_code)
+        if reads is not None and reads <= owed and raw_read <= untouched:
             found.add(name)
     return frozenset(found)
 

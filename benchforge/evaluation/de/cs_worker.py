@@ -259,12 +259,30 @@ def collect_build(plan: dict[str, Any]) -> dict[str, Any]:
                     "columns": None if error else _columns(con, source),
                 }
             )
+        status["raw"] = {
+            f"{schema}.{table}".lower(): fingerprint(
+                con, f"{name}.{_quote(schema)}.{_quote(table)}"
+            )
+            for schema, table in plan.get("raw_tables") or []
+        }
     except duckdb.Error as err:
         status["failure"] = f"reading the candidate's database: {_problem(err)}"
     finally:
         con.close()
         os.close(db_fd)
     return status
+
+
+def fingerprint(con: duckdb.DuckDBPyConnection, source: str) -> str | None:
+    """A table's rows as a count and an order-free sum of row hashes (None: unreadable):
+    the raw tables after the candidate's build, compared with the dataset's."""
+    try:
+        row = con.execute(
+            f"SELECT count(*), coalesce(sum(hash(t)::HUGEINT), 0) FROM {source} AS t"
+        ).fetchone()
+    except duckdb.Error:
+        return None
+    return f"{row[0]}:{row[1]}" if row else None
 
 
 def collect_components(plan: dict[str, Any]) -> dict[str, Any]:

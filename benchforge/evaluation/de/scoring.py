@@ -81,6 +81,7 @@ from benchforge.evaluation.de.compare import (
 from benchforge.evaluation.de.component import (
     ComponentOutcome,
     ComponentRun,
+    raw_fingerprints,
     raw_tables,
     run_components,
 )
@@ -263,12 +264,14 @@ def score_candidate(
     timings: dict[str, float] = {}
     errors: list[str] = []
     build: CollectedBuild | None = None
+    raw_db = dataset_dir / "warehouse.duckdb"
+    raw = raw_tables(raw_db)
     if not (candidate / "dbt_project.yml").is_file():
         errors.append(f"{candidate} has no dbt_project.yml")
     else:
         candidate = _with_gold_packages(candidate, gold_folder, folders)
         build, seconds = _build_end_to_end(
-            candidate, gold_folder, dataset_dir, folders, backend, limits, _end_to_end(gold)
+            candidate, gold_folder, dataset_dir, folders, backend, limits, _end_to_end(gold), raw
         )
         timings |= seconds
         errors += build.problems
@@ -279,10 +282,14 @@ def score_candidate(
         derived: frozenset[str] = frozenset()
         components = ComponentRun(outcomes={})
         if build is not None and build.manifest is not None:
-            raw_db = dataset_dir / "warehouse.duckdb"
             relations = {n: _in_db("gold", m) for n, m in gold.models.items()}
             identical = exactly_gold(con, gold, build.manifest, cfs, build.columns, relations)
-            derived = derivable(gold, build.manifest, identical, raw_tables(raw_db))
+            untouched = {
+                key
+                for key, print_ in raw_fingerprints(raw_db, raw).items()
+                if print_ is not None and build.raw_fingerprints.get(key) == print_
+            }
+            derived = derivable(gold, build.manifest, identical, raw, untouched)
             node_limits = {n: limits.node_s(n) for n in gold.models}
             collected = build
 
@@ -346,6 +353,7 @@ def _build_end_to_end(
     backend: SandboxBackend,
     limits: TimeLimits,
     end_to_end: list[str],
+    raw: set[tuple[str, str]],
 ) -> tuple[CollectedBuild, dict[str, float]]:
     """The candidate's end-to-end build (then a compile of the models it skipped), each
     followed by its collect step; ``candidate/`` is never opened by the scorer after the first
@@ -372,7 +380,9 @@ def _build_end_to_end(
     if run is not None and not run.ok:
         problems.append(f"dbt {end_to_end[0]}: " + _last_error(run))
     t0 = time.perf_counter()
-    build = collect_build(folders, folders.collected_build, "run", backend, with_tables=True)
+    build = collect_build(
+        folders, folders.collected_build, "run", backend, with_tables=True, raw_tables=sorted(raw)
+    )
     timings["collect"] = time.perf_counter() - t0
     build.problems[:0] = problems
     if build.manifest is not None:
