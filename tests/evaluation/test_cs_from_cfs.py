@@ -20,6 +20,8 @@ def test_qualified_relations_and_ctes() -> None:
         ("db", "main", "z"),
     }
     assert relations_read("select 1 as one") == set()
+    months = "select * from range(3) as r(i), generate_series(1, 2) as g(n)"
+    assert relations_read(months) == set()  # row generators read nothing
 
 
 @pytest.mark.parametrize(
@@ -33,6 +35,7 @@ def test_qualified_relations_and_ctes() -> None:
         'create table t as select * from "db"."main"."x"',  # not a SELECT
         "def model(dbt, session):\n    return dbt.ref('x')",  # a Python model
         "select * from (select * from query_table('x'))",  # a table function, nested
+        "select * from main.range(3)",  # a qualified name: not surely the built-in
     ],
 )
 def test_anything_else_is_not_derivable(sql: str) -> None:

@@ -17,8 +17,8 @@ before:
   types, in order, as the candidate's database has them (not as the Parquet copy shows them);
 - its compiled SQL parses (parsing only, nothing is bound or run) as exactly one ``SELECT``
   whose every relation is a CTE of the statement or a fully qualified relation the isolated
-  run would provide, and it calls no table function (``read_csv``, ``query_table``, ...) and
-  names no file;
+  run would provide, and it calls no table function but the row generators ``range`` and
+  ``generate_series`` (no ``read_csv``, ``query_table``, ...) and names no file;
 - every gold parent it is owed is a node whose end-to-end output is exactly the gold's;
 - it reads no seed (the candidate's seed files are not compared) and no helper model (the
   isolated run reads a helper through its Parquet copy);
@@ -142,6 +142,18 @@ def relations_read(sql: str) -> set[Name] | None:
     return found
 
 
+GENERATORS = frozenset({"range", "generate_series"})  # read nothing: rows from their arguments
+
+
+def _generator(function: object) -> bool:
+    """A built-in row generator (``range``, ``generate_series``), unqualified."""
+    if not isinstance(function, dict):
+        return False
+    name = str(function.get("function_name") or "").lower()
+    qualified = function.get("schema") or function.get("catalog")
+    return name in GENERATORS and not qualified
+
+
 def _walk(node: object, ctes: set[str], tables: list[dict[str, object]]) -> bool:
     """Collects CTE names and base-table references; False at a table function."""
     if isinstance(node, list):
@@ -149,7 +161,7 @@ def _walk(node: object, ctes: set[str], tables: list[dict[str, object]]) -> bool
     if not isinstance(node, dict):
         return True
     kind = node.get("type")
-    if kind == "TABLE_FUNCTION":
+    if kind == "TABLE_FUNCTION" and not _generator(node.get("function")):
         return False
     if kind == "BASE_TABLE":
         tables.append(node)
