@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import time
 from collections.abc import Iterator, Mapping
 
 import psycopg
@@ -71,6 +72,9 @@ def ensure_reader_role(admin_url: str, role: str = READER_ROLE) -> None:
             )
 
 
+COPY_ATTEMPTS = 25  # trials copying one template at once take turns
+
+
 def create_trial_database(
     admin_url: str, template: str, name: str, *, role: str = READER_ROLE
 ) -> None:
@@ -80,15 +84,21 @@ def create_trial_database(
     ident, reader = sql.Identifier(name), sql.Identifier(role)
     with psycopg.connect(admin_url, autocommit=True) as con:
         con.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(ident))
-        try:
-            con.execute(
-                sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(ident, sql.Identifier(template))
-            )
-        except psycopg.Error as err:
-            raise TrialDatabaseError(
-                f"could not copy template database {template!r} to {name!r}: "
-                f"{err.diag.message_primary or err}"
-            ) from None
+        create = sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(ident, sql.Identifier(template))
+        for attempt in range(COPY_ATTEMPTS):
+            try:
+                con.execute(create)
+                break
+            except psycopg.Error as err:
+                # another trial copying the same template at this moment holds it: wait, retry
+                busy = "being accessed by other users" in str(err.diag.message_primary or "")
+                if busy and attempt < COPY_ATTEMPTS - 1:
+                    time.sleep(0.2 * (attempt + 1))
+                    continue
+                raise TrialDatabaseError(
+                    f"could not copy template database {template!r} to {name!r}: "
+                    f"{err.diag.message_primary or err}"
+                ) from None
         con.execute(sql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(ident))
         con.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(ident, reader))
     with psycopg.connect(make_conninfo(admin_url, dbname=name), autocommit=True) as con:
