@@ -1,0 +1,1 @@
+"""Scoring of data-lake pipeline tasks (KramaBench style): answers by type, aggregation."""
