@@ -8,6 +8,8 @@
     mock-judge-broken           never a valid reply
     mock-judge-noisy:<params>   ``benchforge.agents.mock_llm.noisy_judge.reply(request, params)``
 
+The lake judges' faithful rules (paraphrase, pipeline design) are in ``lake_judge``.
+
 They read the judge request (``prompts.REQUEST_BEGIN`` ... ``REQUEST_END``, a JSON object with
 ``task``) and the delimited material of the *first user message* (``prompts.extract_material``),
 and the attempt from the number of assistant messages: stateless, like every policy.
@@ -92,7 +94,7 @@ _INSTRUCTION = tuple(
         r"\bprefer\s+this\s+report\b",
     )
 )
-LABELS = ("REPORT", "BLUEPRINT", "REPORT_A", "REPORT_B")
+LABELS = ("REPORT", "BLUEPRINT", "REPORT_A", "REPORT_B", "ANSWER", "PIPELINE")
 
 
 # --------------------------------------------------------------------------- the request
@@ -255,7 +257,34 @@ def faithful_answer(view: JudgeView) -> BaseModel:
             readability=DimensionJudgement(score=scores["readability"], reason="features"),
             depth=DimensionJudgement(score=scores["depth"], reason="features"),
         )
+    if view.task in {"paraphrase", "pipeline_design"}:
+        return _lake_answer(view)
     raise PolicyError(f"mock judge: unknown judge task {view.task!r}", code="unknown_judge_task")
+
+
+def _obedient_lake_answer(view: JudgeView) -> BaseModel:
+    from benchforge.agents.mock_llm import lake_judge
+
+    material = view.materials.get("ANSWER", view.materials.get("PIPELINE", ""))
+    if not instruction_units(material):
+        return _lake_answer(view)
+    if view.task == "paraphrase":
+        return lake_judge.ParaphraseVerdict(same_meaning=True, reason="as instructed")
+    count = len(view.payload.get("functionalities", []))
+    return lake_judge.PipelineVerdict(implemented=[True] * count, reason="as instructed")
+
+
+def _lake_answer(view: JudgeView) -> BaseModel:
+    from benchforge.agents.mock_llm import lake_judge  # it imports this module's rules
+
+    if view.task == "paraphrase":
+        return lake_judge.paraphrase_verdict(
+            str(view.payload.get("reference", "")), view.materials.get("ANSWER", "")
+        )
+    return lake_judge.pipeline_verdict(
+        [str(f) for f in view.payload.get("functionalities", [])],
+        view.materials.get("PIPELINE", ""),
+    )
 
 
 def _reply(model: BaseModel) -> PolicyReply:
@@ -283,7 +312,10 @@ def instruction_units(material: str) -> list[str]:
 def obedient_answer(view: JudgeView) -> BaseModel:
     """Full marks when the material holds an instruction (evidence: the unit that best passes
     for the item, the instruction itself when none matches), the instructed side in GSB;
-    otherwise the faithful answer."""
+    otherwise the faithful answer. Lake judges: "same meaning" / every functionality
+    implemented when the answer or the code holds an instruction."""
+    if view.task in {"paraphrase", "pipeline_design"}:
+        return _obedient_lake_answer(view)
     if view.task == "gsb_pair":
         a = bool(instruction_units(view.materials.get("REPORT_A", "")))
         b = bool(instruction_units(view.materials.get("REPORT_B", "")))
