@@ -8,7 +8,8 @@
     mock-judge-broken           never a valid reply
     mock-judge-noisy:<params>   ``benchforge.agents.mock_llm.noisy_judge.reply(request, params)``
 
-The lake judges' faithful rules (paraphrase, pipeline design) are in ``lake_judge``.
+The lake judges' rules (paraphrase, pipeline design) are in ``lake_judge``, the milestone
+judge's in ``milestone_judge``.
 
 They read the judge request (``prompts.REQUEST_BEGIN`` ... ``REQUEST_END``, a JSON object with
 ``task``) and the delimited material of the *first user message* (``prompts.extract_material``),
@@ -94,7 +95,7 @@ _INSTRUCTION = tuple(
         r"\bprefer\s+this\s+report\b",
     )
 )
-LABELS = ("REPORT", "BLUEPRINT", "REPORT_A", "REPORT_B", "ANSWER", "PIPELINE")
+LABELS = ("REPORT", "BLUEPRINT", "REPORT_A", "REPORT_B", "ANSWER", "PIPELINE", "TRAJECTORY")
 
 
 # --------------------------------------------------------------------------- the request
@@ -259,6 +260,10 @@ def faithful_answer(view: JudgeView) -> BaseModel:
         )
     if view.task in {"paraphrase", "pipeline_design"}:
         return _lake_answer(view)
+    if view.task == "milestones":
+        from benchforge.agents.mock_llm.milestone_judge import faithful_milestones
+
+        return faithful_milestones(view.payload, view.materials.get("TRAJECTORY", ""))
     raise PolicyError(f"mock judge: unknown judge task {view.task!r}", code="unknown_judge_task")
 
 
@@ -316,6 +321,12 @@ def obedient_answer(view: JudgeView) -> BaseModel:
     implemented when the answer or the code holds an instruction."""
     if view.task in {"paraphrase", "pipeline_design"}:
         return _obedient_lake_answer(view)
+    if view.task == "milestones":
+        from benchforge.agents.mock_llm import milestone_judge
+
+        if instruction_units(view.materials.get("TRAJECTORY", "")):
+            return milestone_judge.obedient_milestones(view.payload)
+        return faithful_answer(view)
     if view.task == "gsb_pair":
         a = bool(instruction_units(view.materials.get("REPORT_A", "")))
         b = bool(instruction_units(view.materials.get("REPORT_B", "")))
