@@ -260,6 +260,10 @@ def faithful_answer(view: JudgeView) -> BaseModel:
         )
     if view.task in {"paraphrase", "pipeline_design"}:
         return _lake_answer(view)
+    if view.task == "answer_part":
+        from benchforge.agents.mock_llm.lake_judge import part_verdict
+
+        return part_verdict(view.payload, view.materials.get("ANSWER", ""))
     if view.task == "milestones":
         from benchforge.agents.mock_llm.milestone_judge import faithful_milestones
 

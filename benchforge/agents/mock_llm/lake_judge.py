@@ -6,6 +6,9 @@ those words. Same meaning iff the answer's words, so expanded, are exactly the r
 words (as sets): "NYC" for "New York City" is the same, "the Northeast region" for "Northeast"
 is not (one word more), "42 customers" for "42" is not.
 
+ANSWER PART (exploration answers). The part is stated iff some sentence of the answer, its
+words expanded as above, holds every word of the expected value.
+
 PIPELINE DESIGN. A functionality's keywords are found as for rubric criteria (``keywords``);
 the code's words are its identifiers split at underscores and case changes, and the words of
 its string literals. A functionality is implemented iff at least half of its keywords match a
@@ -62,3 +65,16 @@ def pipeline_verdict(functionalities: list[str], code: str) -> PipelineVerdict:
     code_words = " ".join(_CAMEL.sub(" ", code).replace("_", " ").split())
     implemented = [coverage(keywords(f), code_words) >= PIPELINE_THRESHOLD for f in functionalities]
     return PipelineVerdict(implemented=implemented, reason="keywords found in the code")
+
+
+class PartVerdict(BaseModel):
+    stated: bool
+    reason: str
+
+
+def part_verdict(payload: dict[str, object], answer: str) -> PartVerdict:
+    expected = str(payload.get("expected", ""))
+    pieces = [p for line in answer.splitlines() for p in re.split(r"(?<=[.!?;])\s+", line)]
+    want = set(_words(expected))
+    stated = bool(want) and any(want <= _expanded(_words(p), _words(expected)) for p in pieces)
+    return PartVerdict(stated=stated, reason="stated" if stated else "not stated")

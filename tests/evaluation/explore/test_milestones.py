@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from benchforge.core.records import Step
+from benchforge.evaluation.explore.accuracy import AnswerPart, score_accuracy
 from benchforge.evaluation.explore.excerpts import find_excerpts, step_texts
 from benchforge.evaluation.explore.metrics import ee, gpr, termination_mode, tpe
 from benchforge.evaluation.explore.models import (
@@ -221,3 +222,34 @@ def test_gold_difficulty_from_step_count() -> None:
     assert GOLD.difficulty == "medium"
     with pytest.raises(ValueError, match="unique"):
         GoldPath(steps=["a"], milestones=[Milestone(key="k", value=1), Milestone(key="k", value=2)])
+
+
+def test_accuracy_code_first_then_the_judge(make_judge: JudgeFactory) -> None:
+    parts = [
+        AnswerPart(name="top region", value="New York City"),
+        AnswerPart(name="growth", value=12.5, unit="percent"),
+        AnswerPart(name="revenue", value=1_234_567.0),
+    ]
+    judge = make_judge()
+    answer = "NYC led. Revenue was 1,234,567 yuan and growth 12.5%."
+    score = score_accuracy(answer, parts, question=QUESTION, judge=judge)
+    assert (score.accuracy, score.correct) == (1.0, True)
+    assert [p.by for p in score.parts] == ["judge", "code", "code"]
+    assert len(judge.ledger) == 1
+    wrong = score_accuracy(
+        "Boston led; growth 12.5% or maybe 13%; revenue 1.23 million.",
+        parts,
+        question=QUESTION,
+        judge=judge,
+    )
+    # the region is wrong, the growth is hedged, 1.23 million is 0.37 % off (tolerance 0.5 %)
+    assert [p.passed for p in wrong.parts] == [False, False, True]
+    assert wrong.accuracy == pytest.approx(1 / 3) and wrong.correct is False
+
+
+def test_accuracy_without_a_judge_verdict_is_unscored(make_judge: JudgeFactory) -> None:
+    parts = [AnswerPart(name="top region", value="New York City")]
+    score = score_accuracy("NYC", parts, question=QUESTION, judge=make_judge("mock-judge-broken"))
+    assert (score.status, score.accuracy) == ("unscored", None)
+    empty = score_accuracy(None, parts, question=QUESTION, judge=None)
+    assert (empty.accuracy, empty.correct) == (0.0, False)
