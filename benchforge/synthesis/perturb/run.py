@@ -17,7 +17,9 @@ from benchforge.core.artifacts import LAYOUT
 from benchforge.core.derivations import register_derivation
 from benchforge.core.engines.config import DB_CONFIG_FILE
 from benchforge.core.engines.models import DbConfig
+from benchforge.core.llm import LlmConfig
 from benchforge.core.records import DatasetRecord
+from benchforge.core.settings import load_settings
 from benchforge.synthesis.engine.generate import WAREHOUSE
 from benchforge.synthesis.perturb.describe import hints_markdown, schema_markdown
 from benchforge.synthesis.perturb.embed import embed_columns
@@ -29,6 +31,7 @@ from benchforge.synthesis.perturb.postgres_dump import (
     write_postgres_script,
 )
 from benchforge.synthesis.perturb.record import PerturbRecord, PlacedTable
+from benchforge.synthesis.perturb.rewrite import SentenceRewriter
 from benchforge.synthesis.perturb.spec import PerturbSpec
 from benchforge.synthesis.perturb.working import column_types, dataset_columns, open_working_copy
 from benchforge.synthesis.perturb.writers import write_duckdb, write_sqlite
@@ -41,11 +44,17 @@ POSTGRES_DIR = "postgres"
 
 
 def perturb(
-    dataset_dir: Path | str, spec: PerturbSpec | Path | str, out_dir: Path | str, seed: int
+    dataset_dir: Path | str,
+    spec: PerturbSpec | Path | str,
+    out_dir: Path | str,
+    seed: int,
+    rewriter: SentenceRewriter | None = None,
 ) -> PerturbRecord:
     """Writes the perturbed databases of ``dataset_dir`` and their descriptions to ``out_dir``.
     ``spec``: a spec or its YAML file (named in errors). PostgreSQL databases are written as
-    scripts (``postgres/<name>.sql``); :func:`load_postgres_templates` loads them."""
+    scripts (``postgres/<name>.sql``); :func:`load_postgres_templates` loads them.
+    ``rewriter``: for embed rules with ``rewrite``; default: the LLM client as the settings
+    configure it (``openai_base_url``, ``openai_api_key``)."""
     dataset_dir, out_dir = Path(dataset_dir), Path(out_dir)
     source: Path | str = spec if not isinstance(spec, PerturbSpec) else "<perturb spec>"
     if not isinstance(spec, PerturbSpec):
@@ -63,7 +72,9 @@ def perturb(
     out_dir.mkdir(parents=True, exist_ok=True)
     with open_working_copy(warehouse, placement) as con:
         keys = [change for key in spec.keys for change in reformat_keys(con, key, seed)]
-        embeds = [embed_columns(con, rule, seed) for rule in spec.embed]
+        if rewriter is None and any(rule.rewrite is not None for rule in spec.embed):
+            rewriter = settings_rewriter()
+        embeds = [embed_columns(con, rule, seed, rewriter) for rule in spec.embed]
         documents = {
             table: column_types(con, table)
             for db in spec.databases.values()
@@ -90,6 +101,12 @@ def perturb(
     (out_dir / HINTS_FILE).write_text(hints_markdown(spec, record), encoding="utf-8")
     (out_dir / RECORD_FILE).write_text(record.json_text(), encoding="utf-8")
     return record
+
+
+def settings_rewriter() -> SentenceRewriter:
+    """The sentence rewriter on the LLM endpoint and key of the Benchforge settings."""
+    settings = load_settings()
+    return SentenceRewriter(lambda model: LlmConfig.from_settings(settings, "perturb", model))
 
 
 def read_perturb_record(out_dir: Path | str) -> PerturbRecord:
