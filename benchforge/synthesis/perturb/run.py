@@ -26,6 +26,7 @@ from benchforge.synthesis.perturb.embed import embed_columns
 from benchforge.synthesis.perturb.keys import reformat_keys
 from benchforge.synthesis.perturb.loader import check_against_dataset, load_perturb_spec
 from benchforge.synthesis.perturb.postgres_dump import (
+    ensure_postgres_template,
     load_postgres_template,
     template_name,
     write_postgres_script,
@@ -120,6 +121,17 @@ def load_postgres_templates(out_dir: Path | str, admin_url: str) -> dict[str, st
     templates = read_perturb_record(out_dir).postgres_templates
     for logical, template in templates.items():
         load_postgres_template(admin_url, out_dir / POSTGRES_DIR / f"{logical}.sql", template)
+    return templates
+
+
+def ensure_postgres_templates(out_dir: Path | str, admin_url: str) -> dict[str, str]:
+    """As :func:`load_postgres_templates`, but a template that exists on the server already is
+    kept (its name is a digest of the spec, dataset and seed: the same data): what a run
+    calls before its trials, once per perturbed dataset."""
+    out_dir = Path(out_dir)
+    templates = read_perturb_record(out_dir).postgres_templates
+    for logical, template in templates.items():
+        ensure_postgres_template(admin_url, out_dir / POSTGRES_DIR / f"{logical}.sql", template)
     return templates
 
 
