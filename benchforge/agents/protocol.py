@@ -180,6 +180,9 @@ class TaskEnvironment:
     materialize: Callable[[Path], None] | None = None
     workspace_used: bool = False
     submission: str = "repo"  # the workspace folder holding the answer (the task family's)
+    postgres: dict[str, str] = field(default_factory=dict)
+    """Logical database -> the read-only conninfo of the trial's own PostgreSQL copy (made by
+    the harness, ``benchforge.harness.postgres``): for the tools, never shown to the agent."""
 
     def data_folders(self) -> list[Path]:
         """Every data folder of the trial (``data_dir`` first), each once: what is mounted

@@ -55,6 +55,12 @@ class BenchforgeSettings(BaseSettings):
     """More scripts for the mock server a run starts when it has no API key (``*.yaml`` named
     by file stem, answered as ``mock-script:<stem>``, over the shipped ones): a plugin's or a
     task author's scripted agents, run offline."""
+    postgres_url: str | None = None
+    """The PostgreSQL server a run's trials read from, as an admin URL
+    (``postgresql://USER@HOST:PORT/postgres``): for tasks whose agent data places databases on
+    PostgreSQL, the run loads their templates there and gives each trial its own copy. Not
+    set: such a run starts a server of its own on 127.0.0.1 (the ``postgres`` extra) and stops
+    it at the end."""
     heldout_secret: SecretStr | None = None
     """Derives the held-out seeds DE tasks are scored on; default: a random key created once
     in the artifact store (``secrets/heldout.key``), out of every sandbox's sight."""

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SecretStr
 
 from benchforge.core.artifacts import open_store
 from benchforge.core.catalogue import catalogue
@@ -56,6 +56,7 @@ class ChunkJob(BaseModel):
     task_folders: dict[str, str]  # "suite|id|version" -> folder
     datasets: dict[str, str] = {}  # task key -> the dataset folder its trials run on
     previous_attempts: dict[str, int] = {}
+    postgres_url: SecretStr | None = None  # the run's PostgreSQL server (admin URL), if needed
 
 
 _lock = threading.Lock()
@@ -95,6 +96,7 @@ def context_for(job: ChunkJob) -> RunContext:
         hidden=[Path(p) for p in job.hidden],
         allowed_read_only=[Path(p) for p in job.allowed_read_only],
         previous_attempts=dict(job.previous_attempts),
+        postgres_url=job.postgres_url.get_secret_value() if job.postgres_url else None,
     )
 
 

@@ -17,6 +17,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,6 +50,7 @@ from benchforge.evaluation.families import workspace as materialize_workspace
 from benchforge.evaluation.tasks.loader import load_task
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.models import ChunkSummary, TrialPlan
+from benchforge.harness.postgres import TrialPostgresError, trial_databases
 from benchforge.harness.store import RunStore
 
 # Left out of submissions: build outputs and the agent's dev database are not the answer.
@@ -103,6 +105,7 @@ class RunContext:
     allowed_read_only: list[Path] = field(default_factory=list)  # sandbox_allowed_read_only
     previous_attempts: dict[str, int] = field(default_factory=dict)
     on_trial_done: list[Callable[[TrialResult], None]] = field(default_factory=list)
+    postgres_url: str | None = None  # the run's PostgreSQL server (harness.postgres)
 
 
 Snapshot = dict[str, tuple[int, int]]
@@ -297,8 +300,19 @@ async def run_trial(
         trajectory=trajectory,
     )
     status: Literal["completed", "infra_error"] = "completed"
+    databases = AsyncExitStack()
     try:
+        templates = family.postgres_templates(task, data_dir) if data_dir is not None else None
+        if data_dir is not None and templates is not None:
+            env.postgres = await databases.enter_async_context(
+                trial_databases(
+                    ctx.postgres_url, data_dir, templates, f"{ctx.run.run_id}/{key.slug}"
+                )
+            )
         outcome = await asyncio.wait_for(agent.run(env), timeout=ctx.limits.wall_s)
+    except TrialPostgresError as exc:
+        status = "infra_error"
+        outcome = AgentOutcome(termination="infra_error", error=f"{type(exc).__name__}: {exc}")
     except TimeoutError:
         outcome = AgentOutcome(
             termination="wall_clock", error=f"the trial ran past {ctx.limits.wall_s:g} s"
@@ -309,6 +323,8 @@ async def run_trial(
     except Exception as exc:  # the agent's own failure is its result, scored on what it left
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         outcome = AgentOutcome(termination="agent_error", error=tb)
+    finally:
+        await databases.aclose()
     # Every step recorded up to the stop is kept; one still in flight (the model call or the
     # command the wall clock cut short) is recorded as interrupted.
     if outcome.termination == "wall_clock":

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from benchforge.core.records import AgentLimits, LlmOptions, RunSpec
 from benchforge.core.sandbox import default_backend
@@ -32,6 +32,7 @@ from benchforge.harness.identity import check_rerun, run_identity
 from benchforge.harness.infra_errors import tally_infra_errors
 from benchforge.harness.matrix import chunked, expand
 from benchforge.harness.models import ChunkSummary, RunSummary, TrialPlan
+from benchforge.harness.postgres import run_postgres
 from benchforge.harness.preflight import check_request, model_pairing, resolve_models
 from benchforge.harness.sandbox_policy import hidden_paths, work_root
 from benchforge.harness.store import RunStore
@@ -101,7 +102,9 @@ def planned_run(
 ) -> Iterator[RunPlan]:
     """Plans ``request`` as the run ``run`` (see the module's docstring) and holds the model
     endpoint its agents call (the mock server, when models are called without an API key)
-    while the caller runs the chunks; once they all ran, the task templates and any workspace
+    and, when a task's data places databases on PostgreSQL, the run's server (configured, or
+    started now and stopped after: :func:`benchforge.harness.postgres.run_postgres`) while the
+    caller runs the chunks; once they all ran, the task templates and any workspace
     a crash left are removed. ``synthesize`` builds a missing default dataset."""
     has_key = settings.openai_api_key is not None
     models = resolve_models(request.agents, request.models, has_key)
@@ -134,7 +137,11 @@ def planned_run(
         heldout_dirs,
     )
     mock = uses_mock(settings, checked.uses_model)
-    with llm_endpoint(settings, mock) as base_url:
+    needs_postgres = any(get_family(t.spec.family).uses_postgres(t) for t in tasks)
+    with (
+        llm_endpoint(settings, mock) as base_url,
+        run_postgres(settings.postgres_url, needs_postgres) as postgres_url,
+    ):
         spec = RunSpec(
             run_id=run.run_id,
             suites=request.suites,
@@ -197,6 +204,7 @@ def planned_run(
             },
             previous_attempts={slug: 1 for slug in redo},
             datasets=dataset_dirs,
+            postgres_url=SecretStr(postgres_url) if postgres_url else None,
         )
         yield RunPlan(
             spec=spec,

@@ -121,6 +121,26 @@ def test_agent_data_is_the_perturbed_folder_only_built_once(
     assert json.loads((other.parent / "perturbations.json").read_text())["seed"] == 3
 
 
+def test_postgres_scripts_stay_beside_the_agent_data_for_the_harness(
+    world: tuple[LoadedTask, dict[int, Path], Path], tmp_path: Path
+) -> None:
+    task, datasets, work = world
+    assert FAMILY.postgres_templates(task, FAMILY.agent_data(task, datasets[2], work)) is None
+    postgres = write_task(tmp_path, perturb=spec_data(support_engine="postgres"))
+    folder = FAMILY.agent_data(postgres, datasets[2], tmp_path / "work")
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "databases",
+        "db_config.yaml",
+        "hints.md",
+        "schema.md",
+    ]
+    config = yaml.safe_load((folder / "db_config.yaml").read_text())
+    assert config["databases"]["support"]["engine"] == "postgres"
+    assert set(config["databases"]["support"]) == {"engine", "description", "template"}
+    assert FAMILY.postgres_templates(postgres, folder) == folder.parent
+    assert (folder.parent / "postgres" / "support.sql").is_file()
+
+
 def test_oracle_passes_null_and_a_wrong_answer_fail_with_the_verdict_recorded(
     world: tuple[LoadedTask, dict[int, Path], Path],
 ) -> None:
@@ -165,7 +185,7 @@ def test_verify_checks_gold_empty_and_hedge(
     assert verification.problems == []
 
 
-def test_spec_refuses_unknown_properties_postgres_and_a_gold_of_the_wrong_shape(
+def test_spec_refuses_unknown_properties_engines_and_a_gold_of_the_wrong_shape(
     tmp_path: Path,
 ) -> None:
     with pytest.raises(ValidationError, match="properties"):
@@ -174,9 +194,14 @@ def test_spec_refuses_unknown_properties_postgres_and_a_gold_of_the_wrong_shape(
         DabQueryTask.model_validate(task_yaml(answer={"kind": "number"}))
     spec = DabQueryTask.model_validate(task_yaml())
     assert spec.question in spec.instructions  # TASK.md asks the question
+    # PostgreSQL databases are the run's to provide now (harness.postgres): accepted
     postgres = spec_data(support_engine="postgres", notes_engine="postgres")
-    with pytest.raises(TaskSpecError, match=r"perturb: .*database 'support' is 'postgres'"):
-        write_task(tmp_path, perturb=postgres)
+    task = write_task(tmp_path, perturb=postgres)
+    assert FAMILY.uses_postgres(task)
+    assert not FAMILY.uses_postgres(write_task(tmp_path / "files"))
+    oracle = spec_data(support_engine="oracle")
+    with pytest.raises(TaskSpecError, match=r"perturb: .*database 'support' is 'oracle'"):
+        write_task(tmp_path / "other", perturb=oracle)
     with pytest.raises(GoldShapeError, match="not a whole number"):
         ExactRule().validator([(2.5,)])
     with pytest.raises(GoldShapeError, match="one row of one column"):

@@ -5,10 +5,9 @@ Where the databases come from: the task's data folder holds DAB's ``db_config.ya
 (logical name -> engine and file), read from ``env.data_dir / "db_config.yaml"``
 (:func:`db_config_path`) with the engine layer's loader, whose relative paths are the
 config's own folder. The agent only ever sees the logical names, engines, descriptions and
-table names: never a file path or a physical database name. A PostgreSQL entry needs its
-trial's own database (:mod:`benchforge.core.engines.postgres_trials`), which only the task
-family can make; until one does, a config naming PostgreSQL is an error of the task, not of
-the agent (``TrialDatabases`` raises, the trial is recorded as an error).
+table names: never a file path or a physical database name. A PostgreSQL entry is read from
+the trial's own copy of its template, which the harness makes before the trial and drops after
+(``TaskEnvironment.postgres``: logical name -> conninfo; ``benchforge.harness.postgres``).
 
 - ``list_db`` and ``query_db`` run on the host through :mod:`benchforge.core.engines` (each
   engine refuses every write three ways), in a worker thread so a long query does not stop the
@@ -156,7 +155,7 @@ def open_databases(env: TaskEnvironment) -> TrialDatabases:
     query_limits = QueryLimits(
         fetch_rows=DAB_LIMITS.fetch_rows, timeout_s=DAB_LIMITS.call_timeout_s(env)
     )
-    return TrialDatabases(config, limits=query_limits)
+    return TrialDatabases(config, postgres=env.postgres, limits=query_limits)
 
 
 def _catalogue(env: TaskEnvironment, db: str | None) -> str:

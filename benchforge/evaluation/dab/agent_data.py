@@ -4,6 +4,8 @@
 One folder per (dataset version, seed, perturb spec digest) under ``work/dab-data``:
 
     <key>/perturbations.json   the record (what the perturbation did): never given to agents
+    <key>/postgres/            the PostgreSQL databases as scripts, if any: the harness loads
+                               them into template databases (never given to agents either)
     <key>/agent/               db_config.yaml, databases/, schema.md, hints.md: the agent's
 
 built in a temporary folder and renamed into place, so concurrent trials either find the
@@ -28,6 +30,7 @@ from benchforge.evaluation.gold import dataset_version
 DAB_DATA = "dab-data"
 AGENT_FOLDER = "agent"
 RECORD_FILE = "perturbations.json"  # written by perturb; kept beside the agent's folder
+POSTGRES_DIR = "postgres"  # perturb's scripts of PostgreSQL databases; beside it too
 PERTURB = "perturb"
 
 
@@ -58,6 +61,8 @@ def perturbed_data(dataset_dir: Path, spec_file: Path, work: Path) -> Path:
     try:
         derivation(PERTURB)(dataset_dir, spec_file, tmp / AGENT_FOLDER, seed)
         os.replace(tmp / AGENT_FOLDER / RECORD_FILE, tmp / RECORD_FILE)
+        if (tmp / AGENT_FOLDER / POSTGRES_DIR).is_dir():
+            os.replace(tmp / AGENT_FOLDER / POSTGRES_DIR, tmp / POSTGRES_DIR)
         try:
             os.rename(tmp, built)
         except OSError:  # another trial finished first: its copy is the same
@@ -66,3 +71,8 @@ def perturbed_data(dataset_dir: Path, spec_file: Path, work: Path) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return built / AGENT_FOLDER
+
+
+def perturb_folder(agent_folder: Path) -> Path:
+    """The folder of an agent's data folder's record and PostgreSQL scripts."""
+    return agent_folder.parent

@@ -208,6 +208,17 @@ class TaskFamily(Protocol):
         DE tasks; analysis-ready marts built from it for DA tasks. Called once per role."""
         ...
 
+    def uses_postgres(self, task: LoadedTask) -> bool:
+        """Whether the task's agent data places a database on PostgreSQL: the run then makes
+        a server available (configured or started for the run) before its trials."""
+        ...
+
+    def postgres_templates(self, task: LoadedTask, agent_data: Path) -> Path | None:
+        """For agent data (what :meth:`agent_data` returned) whose ``db_config.yaml`` names
+        PostgreSQL databases: the folder holding their perturb record and scripts, which the
+        harness loads once into template databases and copies per trial; None otherwise."""
+        ...
+
     def judged_output(self, task: LoadedTask, workspace: Path) -> Path | None:
         """The file of a trial's ``workspace`` the family's judge reads (None: its tasks are not
         judged): what judge calibration shows raters and judges again."""
@@ -313,6 +324,12 @@ class FamilyBase:
         self, task: LoadedTask, dataset_dir: Path, work: Path, role: str | None = None
     ) -> Path:
         return dataset_dir
+
+    def uses_postgres(self, task: LoadedTask) -> bool:
+        return False
+
+    def postgres_templates(self, task: LoadedTask, agent_data: Path) -> Path | None:
+        return None
 
     def judged_output(self, task: LoadedTask, workspace: Path) -> Path | None:
         return None

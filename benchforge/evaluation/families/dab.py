@@ -15,8 +15,9 @@ verify    the gold answer as a sentence passes, no answer fails, a hedge (the go
 oracle    ``solution``: the gold answer as a sentence (``ANSWER``)
 ========  ======================================================================================
 
-Not yet: perturb specs with PostgreSQL databases (a trial needs its own database on a server
-whose lifecycle a run manages), so ``file_problems`` refuses them.
+A perturb spec may place databases on PostgreSQL: the run makes a server available, loads
+their templates once and gives each trial its own copy (``benchforge.harness.postgres``); the
+family only says so (:meth:`DabQueryFamily.uses_postgres`, :meth:`postgres_templates`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from typing import Any, Literal
 
 import yaml
 
+from benchforge.core.engines import DB_CONFIG_FILE, load_db_config
+from benchforge.core.engines.models import PostgresEntry
 from benchforge.core.records.scores import ScoreBreakdown, register_breakdown
 from benchforge.core.records.trials import SOLUTION_ANSWER_FILE
 from benchforge.core.records.verification import (
@@ -37,7 +40,7 @@ from benchforge.core.records.verification import (
     VerificationCheck,
 )
 from benchforge.core.sandbox import SandboxBackend
-from benchforge.evaluation.dab.agent_data import perturbed_data
+from benchforge.evaluation.dab.agent_data import perturb_folder, perturbed_data
 from benchforge.evaluation.dab.gold import DabGold, dab_gold, gold_sentence
 from benchforge.evaluation.dab.spec import DabQueryTask
 from benchforge.evaluation.dab.validators import (
@@ -60,7 +63,7 @@ from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
 FAMILY = "dab_query"
 METRIC = "passed"
 SUBMISSION = "answer"
-FILE_ENGINES = ("duckdb", "sqlite")  # PostgreSQL per trial is the next slice
+ENGINES = ("duckdb", "sqlite", "postgres")
 
 
 @register_breakdown
@@ -79,6 +82,17 @@ def perturb_spec_file(task: LoadedTask) -> Path:
     return task.file(spec_as(task, DabQueryTask).perturb)
 
 
+def _perturb_engines(path: Path) -> dict[str, object]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    databases = data.get("databases") if isinstance(data, dict) else None
+    if not isinstance(databases, dict):
+        return {}
+    return {
+        name: entry.get("engine") if isinstance(entry, dict) else None
+        for name, entry in databases.items()
+    }
+
+
 def _perturb_problems(path: Path) -> list[str]:
     if not path.is_file():
         return [f"missing file '{path}'"]
@@ -90,10 +104,9 @@ def _perturb_problems(path: Path) -> list[str]:
     if not isinstance(databases, dict) or not databases:
         return [f"{path}: names no databases"]
     return [
-        f"{path}: database '{name}' is {entry.get('engine')!r}; dab_query tasks take "
-        f"{' and '.join(FILE_ENGINES)} databases only for now"
+        f"{path}: database '{name}' is {entry.get('engine')!r}; one of {', '.join(ENGINES)}"
         for name, entry in databases.items()
-        if isinstance(entry, dict) and entry.get("engine") not in FILE_ENGINES
+        if isinstance(entry, dict) and entry.get("engine") not in ENGINES
     ]
 
 
@@ -123,6 +136,18 @@ class DabQueryFamily(FamilyBase):
         if role not in (None, task.spec.primary_role):
             return dataset_dir
         return perturbed_data(dataset_dir, perturb_spec_file(task), work)
+
+    def uses_postgres(self, task: LoadedTask) -> bool:
+        return "postgres" in _perturb_engines(perturb_spec_file(task)).values()
+
+    def postgres_templates(self, task: LoadedTask, agent_data: Path) -> Path | None:
+        config = agent_data / DB_CONFIG_FILE
+        if not config.is_file():
+            return None
+        databases = load_db_config(config).databases.values()
+        if not any(isinstance(entry, PostgresEntry) for entry in databases):
+            return None
+        return perturb_folder(agent_data)
 
     def prepare_gold(
         self,

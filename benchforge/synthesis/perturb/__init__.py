@@ -16,10 +16,12 @@ from benchforge.synthesis.perturb.loader import (
 )
 from benchforge.synthesis.perturb.postgres_dump import PostgresLoadError, load_postgres_template
 from benchforge.synthesis.perturb.record import EmbedChange, KeyChange, PerturbRecord, PlacedTable
+from benchforge.synthesis.perturb.rewrite import PROMPT_VERSION, SentenceRewrite, SentenceRewriter
 from benchforge.synthesis.perturb.run import (
     HINTS_FILE,
     RECORD_FILE,
     SCHEMA_FILE,
+    ensure_postgres_templates,
     load_postgres_templates,
     perturb,
     read_perturb_record,
@@ -31,12 +33,14 @@ from benchforge.synthesis.perturb.spec import (
     LogicalDatabase,
     PerturbSpec,
     PrefixRule,
+    SentenceRewriteOptions,
     TrailingSpaceRule,
     ZeroPadRule,
 )
 
 __all__ = [
     "HINTS_FILE",
+    "PROMPT_VERSION",
     "RECORD_FILE",
     "SCHEMA_FILE",
     "CaseRule",
@@ -51,9 +55,13 @@ __all__ = [
     "PlacedTable",
     "PostgresLoadError",
     "PrefixRule",
+    "SentenceRewrite",
+    "SentenceRewriteOptions",
+    "SentenceRewriter",
     "TrailingSpaceRule",
     "ZeroPadRule",
     "check_against_dataset",
+    "ensure_postgres_templates",
     "load_perturb_spec",
     "load_postgres_template",
     "load_postgres_templates",

@@ -108,5 +108,10 @@ def _embed_hint(database: str, embed: EmbedChange, extra: str) -> str:
     return (
         f"`{database}.{embed.table}` has no column {columns}: the value is written in the "
         f'text of `{embed.into}`, in sentences such as "{embed.templates[0]}".'
+        + (
+            " Some sentences are reworded; the value itself is always written as it was."
+            if any(r.accepted for r in embed.rewrites)
+            else ""
+        )
         + (f" {extra}" if extra else "")
     )

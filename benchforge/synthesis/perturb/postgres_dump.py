@@ -7,12 +7,14 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import math
+import uuid
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import psycopg
+from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
@@ -115,3 +117,28 @@ def load_postgres_template(admin_url: str, script: Path, template: str) -> None:
         raise PostgresLoadError(
             f"loading {script.name} into {template!r}: {err.diag.message_primary or err}"
         ) from None
+
+
+def ensure_postgres_template(admin_url: str, script: Path, template: str) -> bool:
+    """``template`` loaded from ``script`` unless it exists already; True when loaded now.
+    Loaded under a private name and renamed into place, so a template that exists is
+    complete, and two processes loading it at once both end with the one template."""
+    with psycopg.connect(admin_url, autocommit=True) as con:
+        found = con.execute("SELECT 1 FROM pg_database WHERE datname = %s", (template,))
+        if found.fetchone():
+            return False
+    loading = f"{template[:50]}_{uuid.uuid4().hex[:8]}"
+    load_postgres_template(admin_url, script, loading)
+    with psycopg.connect(admin_url, autocommit=True) as con:
+        try:
+            con.execute(
+                sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
+                    sql.Identifier(loading), sql.Identifier(template)
+                )
+            )
+        except pg_errors.DuplicateDatabase:  # another process loaded it first: the same data
+            con.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(loading))
+            )
+            return False
+    return True

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from benchforge.synthesis.perturb.rewrite import SentenceRewrite
+
 PERTURB_RECORD_VERSION = 1
 
 
@@ -33,6 +35,14 @@ class EmbedChange(BaseModel):
     rows_embedded: int
     template_counts: list[int] = Field(description="Rows written with each template, in order.")
     example_after: str | None = None
+    rewrite_model: str | None = Field(
+        default=None, description="The model that rewrote the sentences; None: not rewritten."
+    )
+    rewrite_prompt_version: int | None = None
+    rewrites: list[SentenceRewrite] = Field(
+        default_factory=list,
+        description="Each distinct template sentence: its rewrite, kept or not and why.",
+    )
 
 
 class PlacedTable(BaseModel):

@@ -17,18 +17,22 @@ from benchforge.core.artifacts import LAYOUT
 from benchforge.core.derivations import register_derivation
 from benchforge.core.engines.config import DB_CONFIG_FILE
 from benchforge.core.engines.models import DbConfig
+from benchforge.core.llm import LlmConfig
 from benchforge.core.records import DatasetRecord
+from benchforge.core.settings import load_settings
 from benchforge.synthesis.engine.generate import WAREHOUSE
 from benchforge.synthesis.perturb.describe import hints_markdown, schema_markdown
 from benchforge.synthesis.perturb.embed import embed_columns
 from benchforge.synthesis.perturb.keys import reformat_keys
 from benchforge.synthesis.perturb.loader import check_against_dataset, load_perturb_spec
 from benchforge.synthesis.perturb.postgres_dump import (
+    ensure_postgres_template,
     load_postgres_template,
     template_name,
     write_postgres_script,
 )
 from benchforge.synthesis.perturb.record import PerturbRecord, PlacedTable
+from benchforge.synthesis.perturb.rewrite import SentenceRewriter
 from benchforge.synthesis.perturb.spec import PerturbSpec
 from benchforge.synthesis.perturb.working import column_types, dataset_columns, open_working_copy
 from benchforge.synthesis.perturb.writers import write_duckdb, write_sqlite
@@ -41,11 +45,17 @@ POSTGRES_DIR = "postgres"
 
 
 def perturb(
-    dataset_dir: Path | str, spec: PerturbSpec | Path | str, out_dir: Path | str, seed: int
+    dataset_dir: Path | str,
+    spec: PerturbSpec | Path | str,
+    out_dir: Path | str,
+    seed: int,
+    rewriter: SentenceRewriter | None = None,
 ) -> PerturbRecord:
     """Writes the perturbed databases of ``dataset_dir`` and their descriptions to ``out_dir``.
     ``spec``: a spec or its YAML file (named in errors). PostgreSQL databases are written as
-    scripts (``postgres/<name>.sql``); :func:`load_postgres_templates` loads them."""
+    scripts (``postgres/<name>.sql``); :func:`load_postgres_templates` loads them.
+    ``rewriter``: for embed rules with ``rewrite``; default: the LLM client as the settings
+    configure it (``openai_base_url``, ``openai_api_key``)."""
     dataset_dir, out_dir = Path(dataset_dir), Path(out_dir)
     source: Path | str = spec if not isinstance(spec, PerturbSpec) else "<perturb spec>"
     if not isinstance(spec, PerturbSpec):
@@ -63,7 +73,9 @@ def perturb(
     out_dir.mkdir(parents=True, exist_ok=True)
     with open_working_copy(warehouse, placement) as con:
         keys = [change for key in spec.keys for change in reformat_keys(con, key, seed)]
-        embeds = [embed_columns(con, rule, seed) for rule in spec.embed]
+        if rewriter is None and any(rule.rewrite is not None for rule in spec.embed):
+            rewriter = settings_rewriter()
+        embeds = [embed_columns(con, rule, seed, rewriter) for rule in spec.embed]
         documents = {
             table: column_types(con, table)
             for db in spec.databases.values()
@@ -92,6 +104,12 @@ def perturb(
     return record
 
 
+def settings_rewriter() -> SentenceRewriter:
+    """The sentence rewriter on the LLM endpoint and key of the Benchforge settings."""
+    settings = load_settings()
+    return SentenceRewriter(lambda model: LlmConfig.from_settings(settings, "perturb", model))
+
+
 def read_perturb_record(out_dir: Path | str) -> PerturbRecord:
     return PerturbRecord.model_validate_json((Path(out_dir) / RECORD_FILE).read_text("utf-8"))
 
@@ -103,6 +121,17 @@ def load_postgres_templates(out_dir: Path | str, admin_url: str) -> dict[str, st
     templates = read_perturb_record(out_dir).postgres_templates
     for logical, template in templates.items():
         load_postgres_template(admin_url, out_dir / POSTGRES_DIR / f"{logical}.sql", template)
+    return templates
+
+
+def ensure_postgres_templates(out_dir: Path | str, admin_url: str) -> dict[str, str]:
+    """As :func:`load_postgres_templates`, but a template that exists on the server already is
+    kept (its name is a digest of the spec, dataset and seed: the same data): what a run
+    calls before its trials, once per perturbed dataset."""
+    out_dir = Path(out_dir)
+    templates = read_perturb_record(out_dir).postgres_templates
+    for logical, template in templates.items():
+        ensure_postgres_template(admin_url, out_dir / POSTGRES_DIR / f"{logical}.sql", template)
     return templates
 
 

@@ -106,16 +106,26 @@ class KeyReformat(_Model):
     )
 
 
+class SentenceRewriteOptions(_Model):
+    """Each distinct template sentence rewritten by ``model`` through the LLM client, kept
+    only where every embedded value still appears in it verbatim
+    (:mod:`benchforge.synthesis.perturb.rewrite`)."""
+
+    model: str = Field(default="gpt-4.1-mini", min_length=1)
+
+
 class EmbedRule(_Model):
     """``columns`` removed from ``table`` and written into its text column ``into``: each row
     gets one of ``templates`` (a seeded choice per row), with ``{column}`` standing for the
-    removed value, appended to its text (or the whole text where it was empty)."""
+    removed value, appended to its text (or the whole text where it was empty). ``rewrite``
+    (off by default): the sentences rewritten through the LLM client."""
 
     table: str
     columns: list[str] = Field(min_length=1)
     into: str
     templates: list[str] = Field(min_length=1)
     hint: str = Field(default="", description="Extra words for hints.md.")
+    rewrite: SentenceRewriteOptions | None = None
 
     @model_validator(mode="after")
     def _templates_name_removed_columns(self) -> EmbedRule:
