@@ -23,6 +23,7 @@ from benchforge.agents.dsstar.calls import RoleModels
 from benchforge.agents.dsstar.config import ORACLE_FILES_ENV, Ablations, ScriptLimits
 from benchforge.agents.dsstar.descriptions import FileDescription
 from benchforge.agents.dsstar.retrieval import retrieve
+from benchforge.agents.dsstar.usage import rounds_to_sufficiency, usage_by_role
 from benchforge.agents.mock_llm import (
     KeyedReply,
     KeyedScript,
@@ -178,6 +179,10 @@ def test_ds_star_recovers_from_a_distractor_a_crash_and_a_unit(
     assert all(s.name == "python" for s in steps if s.kind == "tool")
     # every model call in the trial's ledger, with tokens, and in the trajectory by role
     assert len(view.ledger) == sum(calls.values())
+    usage = usage_by_role(steps)
+    assert {role: u.calls for role, u in usage.items()} == calls
+    assert sum(u.prompt_tokens for u in usage.values()) == view.ledger.totals().prompt_tokens
+    assert rounds_to_sufficiency(steps) == 3
     assert all(s.prompt_tokens and s.completion_tokens for s in steps if s.kind == "model")
     kept = env.workspace / "ds-star"
     assert "5 / 9" in (kept / "solution.py").read_text()
@@ -199,6 +204,7 @@ def test_ds_star_answers_wrong_when_it_accepts_the_distractor_unconverted(
     outcome, steps, _ = run_agent(DsStarAgent(config), env, mock, MISTAKES)
     assert (outcome.termination, outcome.answer) == ("finished", "56.5")
     assert Counter(_roles(steps))["verifier"] == 1
+    assert rounds_to_sufficiency(steps) == 1
 
 
 def test_no_analyzer_no_router_a_model_per_role_and_the_round_limit(
@@ -213,6 +219,7 @@ def test_no_analyzer_no_router_a_model_per_role_and_the_round_limit(
     outcome, steps, _ = run_agent(DsStarAgent(config), env, mock, PLAIN)
     assert (outcome.termination, outcome.answer) == ("round_limit", "6")
     assert Counter(_roles(steps)) == {"planner": 3, "coder": 3, "verifier": 2, "finalizer": 1}
+    assert rounds_to_sufficiency(steps) is None
 
     per_role = config.model_copy(update={"models": {"verifier": VERIFIER}})
     env = lake_env(tmp_path / "per-role", sandbox, model=PLAIN)

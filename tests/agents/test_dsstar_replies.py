@@ -1,11 +1,13 @@
 """ds-star's pieces that need no sandbox: reading the roles' replies (label variants, code
-fences, JSON), its config, the mock's keyed scripts and hashed embeddings, and the client's
-embeddings through a view (ledger and a model step with its role)."""
+fences, JSON), its config, usage per role from a trajectory, the mock's keyed scripts and
+hashed embeddings, and the client's embeddings through a view (ledger and a model step with
+its role)."""
 
 from __future__ import annotations
 
 import asyncio
 import math
+from datetime import UTC, datetime
 
 import pytest
 from pydantic import SecretStr, ValidationError
@@ -22,6 +24,7 @@ from benchforge.agents.dsstar.replies import (
     parse_verdict,
 )
 from benchforge.agents.dsstar.retrieval import cosine
+from benchforge.agents.dsstar.usage import RoleUsage, rounds_to_sufficiency, usage_by_role
 from benchforge.agents.mock_llm import (
     KeyedReply,
     KeyedScript,
@@ -35,6 +38,7 @@ from benchforge.agents.mock_llm import (
 from benchforge.agents.mock_llm.app import EMBEDDING_DIMENSIONS, hashed_embedding
 from benchforge.agents.protocol import Trajectory
 from benchforge.core.llm import LlmClient, LlmClientView, LlmConfig
+from benchforge.core.records import Step
 
 # --- replies ----------------------------------------------------------------------------------
 
@@ -204,3 +208,42 @@ def test_embeddings_through_a_view_are_recorded_with_their_role() -> None:
         "retriever",
         "2 embeddings",
     )
+
+
+def test_usage_by_role_and_rounds_to_sufficiency() -> None:
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def step(role: str | None, output: str, cost: float | None, ok: bool = True) -> Step:
+        return Step(
+            kind="model",
+            index=0,
+            started_at=t0,
+            seconds=0.5,
+            name="m",
+            role=role,
+            output=output,
+            prompt_tokens=100,
+            completion_tokens=10,
+            cost_usd=cost,
+            ok=ok,
+        )
+
+    tool = Step(kind="tool", index=0, started_at=t0, seconds=1.0, name="python", role="coder")
+    steps = [
+        step("planner", "Load it", 0.01),
+        tool,
+        step("verifier", "No.", 0.02),
+        step("verifier", "Yes", None, ok=False),  # failed: no verdict
+        step("verifier", "Sufficient", 0.02),
+        step(None, "x", 0.0),
+    ]
+    usage = usage_by_role(steps)
+    assert usage["planner"] == RoleUsage(
+        calls=1, prompt_tokens=100, completion_tokens=10, cost_usd=0.01, seconds=0.5
+    )
+    verifier = usage["verifier"]
+    assert (verifier.calls, verifier.prompt_tokens, verifier.failed) == (3, 300, 1)
+    assert verifier.cost_usd is None  # one call unpriced
+    assert set(usage) == {"planner", "verifier", "-"}
+    assert rounds_to_sufficiency(steps) == 3
+    assert rounds_to_sufficiency(steps[:3]) is None
