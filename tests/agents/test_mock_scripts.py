@@ -38,6 +38,9 @@ SHIPPED = {
     "react-de-crm-sla-solve",
     "react-de-loop",
     "single-call",
+    "ds-star-lake-solve",
+    "ds-star-lake-mistakes",
+    "ds-guru-lake-solve",
 }
 REACT_DE_TOOLS = {"bash", "create_file", "edit_file", "run_dbt", "terminate"}
 

@@ -57,6 +57,8 @@ def test_the_shipped_agents_and_their_spellings() -> None:
         "react-de",
         "react-da",
         "react-dab",
+        "ds-star",
+        "ds-guru",
         "single-call",
         "command",
     ]
@@ -67,11 +69,15 @@ def test_the_shipped_agents_and_their_spellings() -> None:
         "react-de",
         "react-da",
         "react-dab",
+        "ds-star",
+        "ds-guru",
         "single-call",
         "react=CONFIG.yaml",
         "react-de=CONFIG.yaml",
         "react-da=CONFIG.yaml",
         "react-dab=CONFIG.yaml",
+        "ds-star=CONFIG.yaml",
+        "ds-guru=CONFIG.yaml",
         "single-call=CONFIG.yaml",
         "command=AGENT.yaml",
     ]
@@ -93,6 +99,8 @@ def test_a_new_agent_is_one_registration(scratch_registry: None, tmp_path: Path)
         "react-de",
         "react-da",
         "react-dab",
+        "ds-star",
+        "ds-guru",
         "single-call",
         "toy",
         "command",
@@ -140,9 +148,11 @@ def test_the_parameter_type_offers_the_registered_agents() -> None:
         "react-de",
         "react-da",
         "react-dab",
+        "ds-star",
+        "ds-guru",
         "single-call",
     ]
-    configurable = "react|react-de|react-da|react-dab|single-call|command"
+    configurable = "react|react-de|react-da|react-dab|ds-star|ds-guru|single-call|command"
     assert choices[1]["pattern"] == rf"^({configurable})=\S.*$"
 
 

@@ -102,10 +102,12 @@ def test_flow_parameters_are_described_bounded_and_offer_the_agents() -> None:
         "react-de",
         "react-da",
         "react-dab",
+        "ds-star",
+        "ds-guru",
         "single-call",
     ]
     assert choices[1]["pattern"].startswith(
-        "^(react|react-de|react-da|react-dab|single-call|command)="
+        "^(react|react-de|react-da|react-dab|ds-star|ds-guru|single-call|command)="
     )
     assert props["run_id"]["anyOf"][0]["pattern"].startswith("^[A-Za-z0-9]")
 

@@ -1,4 +1,5 @@
-"""The mock's FastAPI app: ``POST /v1/chat/completions``, ``GET /v1/models``, and
+"""The mock's FastAPI app: ``POST /v1/chat/completions``, ``POST /v1/embeddings`` (hashed
+bag-of-words vectors, :func:`hashed_embedding`), ``GET /v1/models``, and
 ``GET /mock/stats`` / ``POST /mock/reset`` for tests and demos.
 
 Every response carries ``x-benchforge-mock: 1``; every completion has
@@ -10,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
+import re
 import threading
 import time
 from collections import Counter
@@ -114,6 +117,29 @@ class _ChatRequest(BaseModel):
     stream: bool | None = None
 
 
+class _EmbeddingRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    model: str
+    input: str | list[str]
+
+
+EMBEDDING_DIMENSIONS = 256
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def hashed_embedding(text: str, dimensions: int = EMBEDDING_DIMENSIONS) -> list[float]:
+    """A deterministic unit vector for ``text``: its lower-cased words (and the pieces of
+    ``snake_case`` names) hashed into ``dimensions`` buckets. Texts sharing words are close,
+    which is all a retrieval test needs; no model, no randomness."""
+    vector = [0.0] * dimensions
+    for word in _WORD.findall(text.lower()):
+        bucket = int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "big")
+        vector[bucket % dimensions] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    return [v / norm for v in vector] if norm else vector
+
+
 class _MockHeaderMiddleware:
     """Adds ``x-benchforge-mock: 1`` to every HTTP response (errors and 404s included)."""
 
@@ -184,6 +210,23 @@ def create_app(
     async def reset() -> dict[str, bool]:
         state.reset()
         return {"reset": True}
+
+    @app.post("/v1/embeddings")
+    async def embeddings(request: Request) -> JSONResponse:
+        try:
+            parsed = _EmbeddingRequest.model_validate_json(await request.body())
+        except ValidationError as exc:
+            return _error(
+                400, f"invalid request: {exc}", code="invalid_request", kind="invalid_request_error"
+            )
+        texts = [parsed.input] if isinstance(parsed.input, str) else parsed.input
+        data = [
+            {"object": "embedding", "index": i, "embedding": hashed_embedding(text)}
+            for i, text in enumerate(texts)
+        ]
+        tokens = sum(_tokens(text) for text in texts)
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return JSONResponse({"object": "list", "data": data, "model": parsed.model, "usage": usage})
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> JSONResponse:

@@ -125,8 +125,34 @@ class ToolSequenceScript(BaseModel):
     final: str
 
 
-MockScript = Annotated[ScriptedScript | ToolSequenceScript, Field(discriminator="policy")]
-Script = ScriptedScript | ToolSequenceScript
+class KeyedReply(BaseModel):
+    """A reply chosen by what the request says, not by its turn: it answers when ``system`` is
+    in the system prompt, every ``when`` text is in the last user message and no ``unless``
+    text is."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    system: str = ""
+    when: list[str] = Field(default_factory=list)
+    unless: list[str] = Field(default_factory=list)
+    content: str
+
+
+class KeyedScript(BaseModel):
+    """Replies keyed by the conversation (the first that matches answers), for agents whose
+    every call is a fresh conversation (ds-star's roles): a role is told apart by its system
+    prompt, a round by what the user message holds. No match is an error naming the role."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    policy: Literal["keyed"]
+    replies: list[KeyedReply] = Field(min_length=1)
+
+
+MockScript = Annotated[
+    ScriptedScript | ToolSequenceScript | KeyedScript, Field(discriminator="policy")
+]
+Script = ScriptedScript | ToolSequenceScript | KeyedScript
 
 PROJECT_ROOT = PACKAGE_ROOT
 """Base of relative ``$file`` references: the catalogue root of the installed package (it holds

@@ -1,7 +1,7 @@
 """Policies: who answers a request, chosen by its ``model`` name.
 
     mock-echo[:anything]      EchoPolicy: answers the last user message
-    mock-script:<name>        the script <name> (scripted or tool_sequence)
+    mock-script:<name>        the script <name> (scripted, tool_sequence or keyed)
     mock-scripted             the script named in the system prompt: "mock-script: <name>"
     mock-judge[-<variant>]    a mock LLM judge (``judge_policies``: faithful, obedient,
                               malformed:<n>, broken, noisy:<params>)
@@ -20,7 +20,13 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchforge.agents.mock_llm.config import ScriptedReply, ScriptedScript, ToolSequenceScript
+from benchforge.agents.mock_llm.config import (
+    KeyedScript,
+    Script,
+    ScriptedReply,
+    ScriptedScript,
+    ToolSequenceScript,
+)
 from benchforge.core.errors import BenchforgeError
 
 SCRIPT_KEY_PATTERN = re.compile(r"mock-script:\s*([A-Za-z0-9_.\-]+)")
@@ -149,6 +155,36 @@ class ToolSequencePolicy:
         return PolicyReply(content=self.script.final)
 
 
+class KeyedPolicy:
+    """The first reply of ``script.replies`` whose keys the request matches (system prompt,
+    last user message); stateless like the others, so a role can be asked again and again."""
+
+    name = "keyed"
+
+    def __init__(self, script_name: str, script: KeyedScript) -> None:
+        self.script_name = script_name
+        self.script = script
+
+    def reply(self, request: PolicyRequest) -> PolicyReply:
+        system = " ".join(
+            message_text(m) for m in request.messages if m.get("role") in {"system", "developer"}
+        )
+        users = [message_text(m) for m in request.messages if m.get("role") == "user"]
+        user = users[-1] if users else ""
+        for keyed in self.script.replies:
+            if (
+                keyed.system in system
+                and all(text in user for text in keyed.when)
+                and not any(text in user for text in keyed.unless)
+            ):
+                return PolicyReply(content=keyed.content)
+        raise PolicyError(
+            f"mock script {self.script_name!r} has no reply for this request (system prompt "
+            f"starts {system[:80]!r})",
+            code="mock_script_no_match",
+        )
+
+
 def _to_reply(reply: ScriptedReply, script_name: str, turn: int) -> PolicyReply:
     calls = [
         PolicyToolCall(
@@ -166,9 +202,11 @@ def _call_id(script_name: str, turn: int, index: int) -> str:
     return f"call_{digest}"
 
 
-def policy_for_script(name: str, script: ScriptedScript | ToolSequenceScript) -> Policy:
+def policy_for_script(name: str, script: Script) -> Policy:
     if isinstance(script, ScriptedScript):
         return ScriptedPolicy(name, script)
+    if isinstance(script, KeyedScript):
+        return KeyedPolicy(name, script)
     return ToolSequencePolicy(name, script)
 
 
@@ -178,7 +216,7 @@ class PolicyResolver:
 
     def __init__(
         self,
-        scripts: Mapping[str, ScriptedScript | ToolSequenceScript],
+        scripts: Mapping[str, Script],
         *,
         custom: Mapping[str, Policy] | None = None,
         fallback_model: str | None = None,

@@ -15,12 +15,13 @@ import email.utils
 import logging
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import openai
+from openai.types import CreateEmbeddingResponse
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
@@ -32,6 +33,7 @@ from benchforge.core.llm.limits import ModelLimiter, limiter_for
 from benchforge.core.llm.prices import PriceTable, load_price_table
 from benchforge.core.llm.records import (
     LlmCallRecord,
+    LlmEmbedding,
     LlmLedger,
     LlmResponse,
     LlmToolCall,
@@ -46,6 +48,7 @@ REQUEST_ERROR_STATUS = frozenset({400, 413, 422})
 """The request itself was rejected: not retried, raised as LlmRequestError."""
 
 Message = Mapping[str, Any]
+T = TypeVar("T")
 
 
 class LlmClient:
@@ -214,7 +217,6 @@ class LlmClient:
         self, body: dict[str, Any], extra_headers: Mapping[str, str] | None
     ) -> tuple[ChatCompletion, int, int]:
         cfg = self.config
-        total = cfg.max_retries + 1
         known = {"model", "messages", "tools", "tool_choice", "temperature"}
         known.add(cfg.max_tokens_field)
         kwargs: dict[str, Any] = {k: v for k, v in body.items() if k in known}
@@ -224,14 +226,33 @@ class LlmClient:
         if extra_headers:
             kwargs["extra_headers"] = dict(extra_headers)
 
+        async def attempt_chat(attempt: int) -> tuple[ChatCompletion, int]:
+            raw = await self._openai.chat.completions.with_raw_response.create(**kwargs)
+            completion = raw.parse()
+            if not isinstance(completion, ChatCompletion) or not completion.choices:
+                raise LlmInfrastructureError(
+                    f"{self._who()}: response has no choices",
+                    attempts=attempt,
+                    last_status=raw.status_code,
+                )
+            return completion, raw.status_code
+
+        return await self._with_retries(attempt_chat)
+
+    async def _with_retries(
+        self, send: Callable[[int], Awaitable[tuple[T, int]]]
+    ) -> tuple[T, int, int]:
+        """``send(attempt)`` until it answers: (its result, attempts, HTTP status). The one
+        retry policy of chat completions and embeddings alike."""
+        cfg = self.config
+        total = cfg.max_retries + 1
         last_status: int | None = None
         last_error = ""
         for attempt in range(1, total + 1):
             retry_after: float | None = None
             async with self.limiter.request_slot():
                 try:
-                    raw = await self._openai.chat.completions.with_raw_response.create(**kwargs)
-                    completion = raw.parse()
+                    result, status = await send(attempt)
                 except openai.APIStatusError as exc:
                     last_status = exc.status_code
                     last_error = exc.message
@@ -261,13 +282,7 @@ class LlmClient:
                         last_status=exc.status_code,
                     ) from exc
                 else:
-                    if not isinstance(completion, ChatCompletion) or not completion.choices:
-                        raise LlmInfrastructureError(
-                            f"{self._who()}: response has no choices",
-                            attempts=attempt,
-                            last_status=raw.status_code,
-                        )
-                    return completion, attempt, raw.status_code
+                    return result, attempt, status
             if attempt == total:
                 break
             delay = self._delay(attempt, retry_after)
@@ -285,6 +300,63 @@ class LlmClient:
             attempts=total,
             last_status=last_status,
         )
+
+    async def embed(self, texts: Sequence[str], *, model: str | None = None) -> LlmEmbedding:
+        """Embeddings of ``texts`` (``/v1/embeddings``, one request) under ``model`` (default:
+        this client's), through the same retry layer and limits; recorded in the ledger as a
+        call with prompt tokens only. Never cached: vectors are cheap and an index is built
+        once per lake."""
+        name = model or self.config.model
+        started_at = datetime.now(UTC)
+        t0 = time.monotonic()
+
+        async def attempt_embed(attempt: int) -> tuple[CreateEmbeddingResponse, int]:
+            raw = await self._openai.embeddings.with_raw_response.create(
+                model=name, input=list(texts)
+            )
+            response = raw.parse()
+            if len(response.data) != len(texts):
+                raise LlmInfrastructureError(
+                    f"{self._who()}: {len(response.data)} embeddings for {len(texts)} texts",
+                    attempts=attempt,
+                    last_status=raw.status_code,
+                )
+            return response, raw.status_code
+
+        def record(**fields: Any) -> LlmCallRecord:
+            return LlmCallRecord(
+                role=self.config.role,
+                model=name,
+                base_url=self.config.normalized_base_url,
+                started_at=started_at,
+                latency_s=time.monotonic() - t0,
+                **fields,
+            )
+
+        try:
+            response, attempts, status = await self._with_retries(attempt_embed)
+        except LlmError as exc:
+            exc.record = record(
+                attempts=exc.attempts,
+                status="error",
+                http_status=exc.last_status,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            self.ledger.append(exc.record)
+            raise
+        tokens = response.usage.prompt_tokens if response.usage is not None else None
+        done = record(
+            response_model=response.model,
+            attempts=attempts,
+            status="ok",
+            http_status=status,
+            prompt_tokens=tokens,
+            completion_tokens=0,
+            cost_usd=self.prices.cost(name, tokens, 0, response_model=response.model),
+        )
+        self.ledger.append(done)
+        vectors = [list(item.embedding) for item in sorted(response.data, key=lambda d: d.index)]
+        return LlmEmbedding(vectors=vectors, record=done)
 
     @staticmethod
     def _cached_completion(cache: ResponseCache, key: str) -> ChatCompletion | None:

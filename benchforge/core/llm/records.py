@@ -109,6 +109,15 @@ class LlmResponse(BaseModel):
         return message
 
 
+class LlmEmbedding(BaseModel):
+    """Vectors of one embeddings request, in the order of its texts, and its record."""
+
+    model_config = ConfigDict(frozen=True)
+
+    vectors: list[list[float]]
+    record: LlmCallRecord
+
+
 class LlmTotals(BaseModel):
     """Sums over a ledger. ``cost_usd`` covers priced calls only; ``unpriced_calls`` says how
     many calls it leaves out (a model missing from the price table), so a partial sum is

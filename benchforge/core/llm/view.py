@@ -23,10 +23,10 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from benchforge.core.llm.errors import LlmError
-from benchforge.core.llm.records import LlmCallRecord, LlmLedger, LlmResponse
+from benchforge.core.llm.errors import LlmError, LlmRequestError
+from benchforge.core.llm.records import LlmCallRecord, LlmEmbedding, LlmLedger, LlmResponse
 
 if TYPE_CHECKING:
     from benchforge.core.llm.config import LlmConfig
@@ -55,6 +55,13 @@ class ChatClient(Protocol):
         extra_body: Mapping[str, Any] | None = ...,
         extra_headers: Mapping[str, str] | None = ...,
     ) -> LlmResponse: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """A client that also serves embeddings (``LlmClient``)."""
+
+    async def embed(self, texts: Sequence[str], *, model: str | None = ...) -> LlmEmbedding: ...
 
 
 class StepRecorder(Protocol):
@@ -106,15 +113,17 @@ class LlmClientView:
         *,
         tools: Sequence[Mapping[str, Any]] | None = None,
         epoch: int | None = None,
+        role: str | None = None,
         **kwargs: Any,
     ) -> LlmResponse:
         """``LlmClient.complete`` (same arguments; ``epoch`` defaults to the view's), recorded
-        in this view's ledger and, as a model step, by its recorder."""
+        in this view's ledger and, as a model step, by its recorder. ``role``: which part of
+        the agent calls (recorded on the step; e.g. ds-star's planner)."""
         model = self.config.model
         epoch = self.epoch if epoch is None else epoch
         started = None
         if self.steps is not None:
-            started = self.steps.start("model", model, by_client=True)
+            started = self.steps.start("model", model, by_client=True, role=role)
         started_at, t0 = datetime.now(UTC), time.monotonic()
         try:
             response = await self.client.complete(messages, tools=tools, epoch=epoch, **kwargs)
@@ -128,6 +137,7 @@ class LlmClientView:
                     "model",
                     model,
                     started,
+                    role=role,
                     ok=False,
                     attempts=exc.record.attempts if exc.record else None,
                     error=error,
@@ -144,6 +154,7 @@ class LlmClientView:
                 "model",
                 model,
                 started,
+                role=role,
                 output=response.content,
                 tool_calls=[c.model_dump() for c in response.tool_calls],
                 prompt_tokens=record.prompt_tokens,
@@ -154,6 +165,51 @@ class LlmClientView:
                 used_mock=record.used_mock,
             )
         return response
+
+    async def embed(
+        self, texts: Sequence[str], *, model: str | None = None, role: str | None = None
+    ) -> LlmEmbedding:
+        """Embeddings through the shared client (``LlmClient.embed``), recorded like a chat
+        call: in this view's ledger and as a model step (its output: how many vectors).
+        Raises ``LlmRequestError`` when the client serves no embeddings."""
+        if not isinstance(self.client, Embedder):
+            raise LlmRequestError(
+                f"{type(self.client).__name__} serves no embeddings", attempts=0, last_status=None
+            )
+        name = model or self.config.model
+        started = None
+        if self.steps is not None:
+            started = self.steps.start("model", name, by_client=True, role=role)
+        started_at, t0 = datetime.now(UTC), time.monotonic()
+        try:
+            embedding = await self.client.embed(texts, model=model)
+        except LlmError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            self.ledger.append(
+                exc.record or self._failed(started_at, t0, error, exc.attempts, self.epoch)
+            )
+            if self.steps is not None:
+                self.steps.step("model", name, started, role=role, ok=False, error=error)
+            raise
+        except BaseException as exc:
+            self.ledger.append(self._failed(started_at, t0, f"interrupted: {exc!r}", 0, self.epoch))
+            raise
+        record = embedding.record
+        self.ledger.append(record)
+        if self.steps is not None:
+            self.steps.step(
+                "model",
+                name,
+                started,
+                role=role,
+                output=f"{len(embedding.vectors)} embeddings",
+                prompt_tokens=record.prompt_tokens,
+                completion_tokens=record.completion_tokens,
+                cost_usd=record.cost_usd,
+                attempts=record.attempts,
+                used_mock=record.used_mock,
+            )
+        return embedding
 
     def _failed(
         self, started_at: datetime, t0: float, error: str, attempts: int, epoch: int

@@ -89,6 +89,11 @@ class Step(BaseModel):
     started_at: datetime
     seconds: float
     name: str = Field(description="the model, or the tool")
+    role: str | None = Field(
+        default=None,
+        description="which part of the agent made this model call (ds-star: analyzer, planner, "
+        "coder, ...); None for an agent with one role",
+    )
     arguments: dict[str, Any] | None = None
     output: str | None = Field(default=None, description="reply text or tool output (tail)")
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
