@@ -52,7 +52,9 @@ class StratifiedMean(_Frozen):
     overall: float | None
 
 
-def stratified_mean(per_query: Mapping[str, float], dataset_of: Mapping[str, str]) -> StratifiedMean:
+def stratified_mean(
+    per_query: Mapping[str, float], dataset_of: Mapping[str, str]
+) -> StratifiedMean:
     """``per_query``: query -> value; ``dataset_of``: query -> its dataset (KeyError: a query
     without one, rather than a silently wrong stratum)."""
     groups: dict[str, list[float]] = defaultdict(list)

@@ -29,8 +29,10 @@ from benchforge.evaluation.judges.models import (
 
 REQUEST_BEGIN = "<<<JUDGE REQUEST>>>"
 REQUEST_END = "<<<END JUDGE REQUEST>>>"
-JudgeTask = Literal["rubric_items", "rubric_path", "gsb_pair", "architecture_items"]
-Label = Literal["REPORT", "REPORT_A", "REPORT_B", "BLUEPRINT"]
+JudgeTask = Literal[
+    "rubric_items", "rubric_path", "gsb_pair", "architecture_items", "dab_failure_mode"
+]
+Label = Literal["REPORT", "REPORT_A", "REPORT_B", "BLUEPRINT", "TRAJECTORY"]
 
 _REQUEST = re.compile(
     re.escape(REQUEST_BEGIN) + r"\n(?P<body>.*?)\n" + re.escape(REQUEST_END), re.S
