@@ -337,3 +337,16 @@ def to_html(report: DabReport) -> str:
         queries=query_table(report),
         plot=failure_plot(report),
     )
+
+
+async def dab_run_report(
+    run_id: str,
+    trials: Sequence[Trial],
+    *,
+    questions: Mapping[str, str],
+    dataset_of: Mapping[str, str],
+    judge: Judge | None,
+) -> DabReport:
+    """The whole report: failed trials labelled (code, then the judge), then the figures."""
+    labels = await classify_failures(trials, questions=questions, judge=judge)
+    return build_dab_report(run_id, trials, dataset_of=dataset_of, failures=labels)
