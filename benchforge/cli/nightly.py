@@ -36,7 +36,8 @@ def add_parser(sub: Subparsers) -> None:
         metavar="FILE",
         help="a YAML or JSON list of run kinds (name, suites, task_ids, agents, models, "
         "mock_models, epochs, visible_scores); default: de (de-crm; oracle, null, react-de) "
-        "and da (da-crm; oracle, null, react-da, its run RUN-da)",
+        "and da (da-crm; oracle, null, react-da, its run RUN-da); shipped but run only when "
+        "named by --kind: dab (dab-crm; oracle, null, react-dab, 3 epochs)",
     )
     nightly.add_argument(
         "--kind", action="append", help="only the run kinds of these names (default: all)"
@@ -119,7 +120,7 @@ def run_kinds(args: argparse.Namespace) -> list[RunKind] | None:
     named by ``--kind``, each with what ``--suite`` ... ``--visible-scores`` replace; None
     when nothing is asked (the flow's defaults)."""
     from benchforge.core.errors import ConfigError
-    from benchforge.flows.run_kinds import NIGHTLY_RUN_KINDS, read_run_kinds
+    from benchforge.flows.run_kinds import NIGHTLY_RUN_KINDS, OPTIONAL_RUN_KINDS, read_run_kinds
 
     replaced = {
         "suites": args.suite,
@@ -132,7 +133,10 @@ def run_kinds(args: argparse.Namespace) -> list[RunKind] | None:
     replaced = {k: v for k, v in replaced.items() if v is not None}
     if not (args.run_kinds or args.kind or replaced):
         return None
-    kinds = read_run_kinds(Path(args.run_kinds)) if args.run_kinds else list(NIGHTLY_RUN_KINDS)
+    if args.run_kinds:
+        kinds = read_run_kinds(Path(args.run_kinds))
+    else:  # an optional kind runs only when named
+        kinds = [*NIGHTLY_RUN_KINDS, *(OPTIONAL_RUN_KINDS if args.kind else ())]
     if args.kind:
         unknown = sorted(set(args.kind) - {k.name for k in kinds})
         if unknown:

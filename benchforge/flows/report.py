@@ -16,8 +16,13 @@ from prefect.artifacts import create_link_artifact, create_markdown_artifact
 from pydantic import BaseModel
 
 from benchforge.core.artifacts import open_store
+from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import BenchforgeError
+from benchforge.core.records import TrialScore
 from benchforge.core.settings import BenchforgeSettings, load_settings
+from benchforge.evaluation.dab import report as dab
+from benchforge.evaluation.dab.spec import DabQueryTask
+from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.leaderboard import (
     build_leaderboard,
     judge_models,
@@ -26,6 +31,9 @@ from benchforge.evaluation.leaderboard import (
     to_json,
     to_markdown,
 )
+from benchforge.evaluation.tasks import load_task
+from benchforge.harness.judging import judge_session
+from benchforge.harness.sandbox_policy import work_root
 from benchforge.harness.store import RunStore
 
 
@@ -73,12 +81,18 @@ def publish_report(run_id: str) -> ReportSummary:
     calibrations = read_calibrations(run.store, judge_models(scores))
     board = build_leaderboard(scores, run_id=run_id, calibrations=calibrations)
     markdown = to_markdown(board)
+    pages = [("leaderboard.html", to_html(board)), ("leaderboard.json", to_json(board))]
+    dab_report = dab_section(run, settings, scores)
+    if dab_report is not None:
+        dab_markdown = dab.to_markdown(dab_report)
+        markdown = markdown.rstrip("\n") + "\n\n" + dab_markdown
+        pages += [
+            ("dab-report.md", dab_markdown),
+            ("dab-report.html", dab.to_html(dab_report)),
+            ("dab-report.json", dab_report.model_dump_json(indent=1)),
+        ]
     uris = {}
-    for name, payload in (
-        ("leaderboard.md", markdown),
-        ("leaderboard.html", to_html(board)),
-        ("leaderboard.json", to_json(board)),
-    ):
+    for name, payload in [("leaderboard.md", markdown), *pages]:
         uris[name] = run.store.uri(run.write_report(name, payload.encode()))
     create_markdown_artifact(
         key=artifact_key("leaderboard", run_id), markdown=markdown, description=f"run {run_id}"
@@ -98,6 +112,36 @@ def publish_report(run_id: str) -> ReportSummary:
         mock_judge=board.mock_judge_used,
         judged=bool(board.judges) or board.mock_judge_used,
     )
+
+
+def dab_section(
+    run: RunStore, settings: BenchforgeSettings, scores: list[TrialScore]
+) -> dab.DabReport | None:
+    """The run's DAB report (``dab_query`` trials only; None without any): the trials' results,
+    their tasks' questions and datasets, and the judge for failure modes (the mock server's
+    without an API key), opened only when a failed trial needs it."""
+    ours = [s for s in scores if s.family == dab.FAMILY]
+    if not ours:
+        return None
+    trials: list[dab.Trial] = [
+        (s, run.read_result(s.key.slug) if run.has_result(s.key.slug) else None) for s in ours
+    ]
+    root = catalogue(settings).path(run.require_spec().tasks_root)
+    specs = {s.key.task_id: load_task(root / s.key.suite / s.key.task_id).spec for s, _ in trials}
+    questions = {t: spec.question for t, spec in specs.items() if isinstance(spec, DabQueryTask)}
+    dataset_of = {t: spec.dataset.location or spec.dataset.domain for t, spec in specs.items()}
+
+    def build(judge: Judge | None) -> dab.DabReport:
+        return Judge.run(
+            dab.dab_run_report(
+                run.run_id, trials, questions=questions, dataset_of=dataset_of, judge=judge
+            )
+        )
+
+    if not dab.failed(trials):
+        return build(None)
+    with judge_session(settings, work_root(settings)) as (judge, _mock):
+        return build(judge)
 
 
 @flow(name="report", flow_run_name="report-{run_id}")

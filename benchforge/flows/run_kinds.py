@@ -75,6 +75,18 @@ NIGHTLY_RUN_KINDS: tuple[RunKind, ...] = (
     ),
 )
 
+# Shipped, not run by default (they would lengthen every nightly): `benchforge nightly --kind
+# dab` runs one (with the defaults: `--kind de --kind da --kind dab`).
+OPTIONAL_RUN_KINDS: tuple[RunKind, ...] = (
+    RunKind(
+        name="dab",
+        suites=["dab-crm"],
+        agents=["oracle", "null", "react-dab"],
+        mock_models=["mock-script:react-dab-crm-solve"],
+        epochs=3,
+    ),
+)
+
 
 RUN_KINDS = TypeAdapter(list[RunKind])
 

@@ -174,7 +174,7 @@ def _rows(path: Path) -> list[list[str]]:
 
 
 def test_the_toolset_and_dab_limits() -> None:
-    assert DAB_TOOLS == ("list_db", "query_db", "execute_python", "return_answer")
+    assert DAB_TOOLS == ("list_db", "read_doc", "query_db", "execute_python", "return_answer")
     dab = (DAB_LIMITS.max_result_chars, DAB_LIMITS.tool_call_timeout_s)
     assert dab == (10_000, 600.0)
     limits = DAB_LIMITS.agent_limits()
@@ -434,6 +434,26 @@ def test_return_answer_ends_the_trial_with_the_answer(
     assert not empty.ok and not empty.terminate and empty.output == "error: the answer is empty"
     done = _call(env, "return_answer", answer="AMER (122.25)")
     assert done.ok and done.terminate and done.answer == "AMER (122.25)"
+
+
+def test_read_doc_shows_the_schema_and_the_hints_only(
+    tmp_path: Path, sandbox: SandboxBackend
+) -> None:
+    env = _env(tmp_path, sandbox)
+    assert env.data_dir is not None
+    (env.data_dir / "hints.md").write_text("# Hints\ncrm.accounts.account_key is 'C-' + id\n")
+    (env.data_dir / "schema.md").write_text("# Schema\nsales.orders(order_id, ...)\n")
+    hints = _call(env, "read_doc", doc="hints")
+    assert hints.ok and hints.output == "# Hints\ncrm.accounts.account_key is 'C-' + id\n"
+    schema = _call(env, "read_doc", doc="schema")
+    assert schema.ok and schema.output.startswith("# Schema")
+    for other in ("db_config", "db_config.yaml", "../perturbations.json", "hints.md"):
+        refused = _call(env, "read_doc", doc=other)
+        assert not refused.ok
+        assert refused.output == f"error: no document {other!r}: the documents are schema, hints"
+    (env.data_dir / "hints.md").unlink()
+    missing = _call(env, "read_doc", doc="hints")
+    assert not missing.ok and missing.output == "error: this dataset has no hints document"
 
 
 # --- the react agent, through the toolset ---------------------------------------------------

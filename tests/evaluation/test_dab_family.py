@@ -279,7 +279,8 @@ def test_run_and_report_on_a_small_crm_dataset(tmp_path: Path) -> None:
     # the agent's data folder, as mounted: no record of the perturbation, no clean warehouse
     [result] = [run.read_result(s) for s in run.finished_slugs() if "react-dab" in s]
     tools = [step.output or "" for step in result.trajectory if step.kind == "tool"]
-    assert "customers (sqlite)" in tools[0] and "contacts at Healthcare accounts: 55" in tools[3]
+    assert "customers (sqlite)" in tools[0] and "contacts at Healthcare accounts: 55" in tools[4]
+    assert tools[1].startswith("# ") and "account_id" in tools[1]  # read_doc: hints.md
 
     out = run_cli(env, tmp_path, "report", "dab")
     assert "oracle" in out and "react-dab" in out
@@ -290,6 +291,19 @@ def test_run_and_report_on_a_small_crm_dataset(tmp_path: Path) -> None:
         "null": 0.0,
         "react-dab": 1.0,
     }
+    # the DAB report: the null agent's trial failed before planning (no answer), by code
+    report_dir = tmp_path / "artifacts" / "runs" / "dab"
+    [dab_json] = report_dir.rglob("dab-report.json")
+    dab = json.loads(dab_json.read_text())
+    assert {row["agent"]: row["failures"] for row in dab["rows"]} == {
+        "oracle": {},
+        "null": {"before_planning": 1},
+        "react-dab": {},
+    }
+    [dab_html] = report_dir.rglob("dab-report.html")
+    assert 'id="dab-failure-modes"' in dab_html.read_text()
+    [markdown] = report_dir.rglob("leaderboard.md")
+    assert "### Failure modes of failed trials" in markdown.read_text()
 
     mistake = ["--model", "mock-script:react-dab-crm-exact-join", "--agent", "react-dab"]
     run_cli(env, tmp_path, "run", *common, *tasks, *mistake, "--run-id", "dab-wrong")
@@ -298,6 +312,15 @@ def test_run_and_report_on_a_small_crm_dataset(tmp_path: Path) -> None:
     assert not score.success and isinstance(score.breakdown, DabAnswerDetail)
     assert score.breakdown.given is not None and score.breakdown.given.startswith("0 contacts")
     assert not score.breakdown.verdict.passed
+    # its failure mode is the (mock) judge's: data was queried, the answer is wrong
+    run_cli(env, tmp_path, "report", "dab-wrong")
+    [wrong_json] = (tmp_path / "artifacts" / "runs" / "dab-wrong").rglob("dab-report.json")
+    [label] = json.loads(wrong_json.read_text())["failures"]
+    assert (label["mode"], label["source"], label["judge_model"]) == (
+        "implementation",
+        "judge",
+        "mock-judge",
+    )
 
 
 def test_a_gold_is_stored_as_data() -> None:

@@ -18,9 +18,11 @@ from benchforge.core.records import AgentLimits
 from benchforge.flows.nightly import nightly, nightly_run_id, planned_run_id
 from benchforge.flows.run_kinds import (
     NIGHTLY_RUN_KINDS,
+    OPTIONAL_RUN_KINDS,
     RUN_KINDS,
     RunKind,
     checked_kinds,
+    kind_models,
     read_run_kinds,
 )
 from benchforge.infra.deploy import deployments
@@ -145,6 +147,17 @@ def test_kinds_are_named_once_and_named_runs_carry_their_task_ids() -> None:
         NIGHT, {}, ["crm-impl-full", "crm-da-bookings-2024"]
     )
     assert planned_run_id({"run_kinds": "nonsense"}, NIGHT) == "nightly-2026-01-31"
+
+
+def test_the_optional_dab_kind_runs_only_when_named() -> None:
+    (dab,) = OPTIONAL_RUN_KINDS
+    assert (dab.name, dab.suites, dab.epochs) == ("dab", ["dab-crm"], 3)
+    assert dab.agents == ["oracle", "null", "react-dab"]
+    assert kind_models(dab, has_api_key=False) == ["mock-script:react-dab-crm-solve"]
+    assert dab not in checked_kinds(None)
+    assert run_kinds(_args("--kind", "dab")) == [dab]
+    assert run_kinds(_args("--kind", "da", "--kind", "dab")) == [NIGHTLY_RUN_KINDS[1], dab]
+    assert dab not in (run_kinds(_args("--epochs", "2")) or [])
 
 
 def _args(*argv: str) -> argparse.Namespace:

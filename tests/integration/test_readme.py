@@ -52,6 +52,7 @@ def section_commands(heading: str) -> list[str]:
     ]
 
 
+DAB_RUN = "benchforge run --suite dab-crm --agent oracle --agent null --agent react-dab --epochs 3"
 POSTGRES_SECTION = "## Importing from PostgreSQL"
 PRODUCTION_SECTION = "## Running in production"
 DASK_SECTION = "## One run on a Dask cluster"
@@ -106,6 +107,7 @@ def test_every_readme_command_is_covered_here() -> None:
         "python -m benchforge.infra.deploy --list",
         "python bench/fanout.py",
         "benchforge run --suite da-crm --agent oracle --agent null --agent react-da",
+        DAB_RUN,  # test_dab_run_and_report_commands
         "benchforge score-run --rescore",
         "benchforge score-run --rescore --fresh",
         "benchforge task prepare task_specs/da-crm --seed 8",
@@ -257,6 +259,28 @@ def test_run_and_report_commands(workdir: Path) -> None:
     assert "scored 1 trials (scored 1)" in react.stdout and "mock server" in react.stdout
     deploy = run("python -m benchforge.infra.deploy --list", ROOT)
     assert "nightly/nightly-eval" in deploy.stdout
+
+
+def test_dab_run_and_report_commands(workdir: Path) -> None:
+    """The DAB commands as written: 9 questions x (oracle + null + react-dab) x 3 epochs, then
+    the report with its failure modes (the null agent's by code, react-dab's mock script,
+    written for another scale, answers wrongly: the mock judge's)."""
+    env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts"), "BENCHFORGE_OPENAI_API_KEY": ""}
+    ran = run(DAB_RUN, ROOT, env)
+    assert ran.returncode == 0, (ran.stdout + ran.stderr)[-4000:]
+    assert "81 trials" in ran.stdout and "(0 infrastructure errors)" in ran.stdout
+    reported = run("benchforge report", ROOT, env)
+    assert reported.returncode == 0, (reported.stdout + reported.stderr)[-4000:]
+    assert "### Failure modes of failed trials" in reported.stdout
+    [report] = (workdir / "artifacts" / "runs").rglob("dab-report.json")
+    rows = {row["agent"]: row for row in json.loads(report.read_text())["rows"]}
+    assert rows["oracle"]["pass_at_k"]["1"] == 1.0 and rows["oracle"]["failures"] == {}
+    assert rows["null"]["pass_at_k"]["3"] == 0.0
+    assert rows["null"]["failures"] == {"before_planning": 27}
+    react = rows["react-dab"]
+    assert react["trials"] == 27 and react["tools"]["sql"] > 0 and react["tools"]["python"] > 0
+    assert sum(react["failures"].values()) == pytest.approx(27 * (1 - react["pass_at_k"]["1"]))
+    assert "infra_error" not in react["failures"]
 
 
 def test_judged_run_rescore_prepare_and_labelling_commands(workdir: Path) -> None:

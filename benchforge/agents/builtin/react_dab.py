@@ -1,9 +1,9 @@
 """``react-dab``: the ReAct agent (``react``) on multi-database question tasks (``dab_query``),
 after DataAgentBench's ReAct baseline.
 
-It acts through the ``dab`` toolset (list_db, query_db, execute_python, return_answer) and is
-paired only with tasks whose family names it; its default system prompt is that toolset's
-instructions. The deliverable is the answer it returns.
+It acts through the ``dab`` toolset (list_db, read_doc, query_db, execute_python,
+return_answer) and is paired only with tasks whose family names it; its default system prompt
+is that toolset's instructions. The deliverable is the answer it returns.
 """
 
 from __future__ import annotations

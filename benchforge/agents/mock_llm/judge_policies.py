@@ -30,6 +30,8 @@ GSB: ``readability`` = min(#headings, 6) + min(#list items, 10) / 2 + 2 * (has a
 ``depth`` = min(#distinct numbers, 30) / 3 + min(#sentences with one of the words because /
 driven / due to / recommend / suggest / therefore / indicates, 10); report A's score on a
 dimension = clip(2 * (A - B), -10, 10), so swapping the reports flips the sign.
+DAB failure mode (``dab_failure_mode``): ``plan`` when the trajectory has no successful
+``query_db`` or ``execute_python`` call (no data was computed on), else ``implementation``.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from benchforge.agents.mock_llm.policies import (
     PolicyRequest,
     message_text,
 )
+from benchforge.evaluation.dab.failure_modes import FailureModeReply
 from benchforge.evaluation.judges.evidence import extract_numbers, states_anchor, text_units
 from benchforge.evaluation.judges.models import AnchorValue
 from benchforge.evaluation.judges.prompts import extract_material, extract_request
@@ -268,6 +271,8 @@ def faithful_answer(view: JudgeView) -> BaseModel:
         from benchforge.agents.mock_llm.milestone_judge import faithful_milestones
 
         return faithful_milestones(view.payload, view.materials.get("TRAJECTORY", ""))
+    if view.task == "dab_failure_mode":
+        return dab_failure_answer(view.materials.get("TRAJECTORY", ""))
     raise PolicyError(f"mock judge: unknown judge task {view.task!r}", code="unknown_judge_task")
 
 
@@ -294,6 +299,18 @@ def _lake_answer(view: JudgeView) -> BaseModel:
         [str(f) for f in view.payload.get("functionalities", [])],
         view.materials.get("PIPELINE", ""),
     )
+
+
+_COMPUTED = re.compile(r"^\[\d+\] (?:query_db|execute_python) .* -> ok:", re.M)
+
+
+def dab_failure_answer(trajectory: str) -> FailureModeReply:
+    """The faithful rule for a DAB failure mode (see the module docstring)."""
+    if _COMPUTED.search(trajectory):
+        return FailureModeReply(
+            mode="implementation", reason="data was queried, yet the answer is wrong"
+        )
+    return FailureModeReply(mode="plan", reason="no query or code ran on the data")
 
 
 def _reply(model: BaseModel) -> PolicyReply:

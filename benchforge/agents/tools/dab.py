@@ -1,4 +1,4 @@
-"""The DataAgentBench toolset, ``dab`` (after DAB's ReAct agent): list_db, query_db,
+"""The DataAgentBench toolset, ``dab`` (after DAB's ReAct agent): list_db, read_doc, query_db,
 execute_python and return_answer, over a dataset's databases by logical name.
 
 Where the databases come from: the task's data folder holds DAB's ``db_config.yaml``
@@ -22,6 +22,9 @@ the trial's own copy of its template, which the harness makes before the trial a
   as pandas DataFrames. The data folder is not mounted and not named in its environment, so
   every read of a database goes through ``query_db`` (read-only, and recorded as a step).
   Output over DAB's limit is cut the same way, the whole of it saved under ``tool_outputs/``.
+- ``read_doc`` shows one of the data folder's two documents, ``schema`` (``schema.md``: the
+  tables and columns as written in each database) or ``hints`` (``hints.md``: how keys are
+  written, which values sit in free text, the domain's definitions), and nothing else there.
 - ``return_answer`` ends the trial with the answer, which the family's validators score.
 
 DAB's limits (:class:`DabLimits`) are the defaults; the trial's own action timeout
@@ -235,6 +238,28 @@ async def list_db(env: TaskEnvironment, db: str | None = None) -> str:
     return await asyncio.to_thread(_catalogue, env, db)
 
 
+DOCS = {"schema": "schema.md", "hints": "hints.md"}
+
+
+@tool
+def read_doc(env: TaskEnvironment, doc: str) -> str:
+    """Read one of the dataset's documents: "schema" (every database's tables and columns as
+    written there) or "hints" (how join keys are written in each database, which values are
+    only in free text, and the definitions the questions use).
+
+    Args:
+        doc: "schema" or "hints".
+    """
+    if doc not in DOCS:
+        raise ToolError(f"no document {doc!r}: the documents are {', '.join(DOCS)}")
+    if env.data_dir is None:
+        raise ToolError("this task has no databases")
+    path = env.data_dir / DOCS[doc]
+    if not path.is_file():
+        raise ToolError(f"this dataset has no {doc} document")
+    return cut_output(env, path.read_text(encoding="utf-8"), "read_doc")
+
+
 @tool
 async def query_db(env: TaskEnvironment, db: str, sql: str) -> ToolOutcome:
     """Run one read-only SQL query on one database, in its engine's dialect (DuckDB, SQLite or
@@ -289,7 +314,8 @@ def return_answer(answer: str) -> ToolOutcome:
 DAB_INSTRUCTIONS = """You are a data agent answering a question over several databases, which \
 may be of different engines (DuckDB, SQLite, PostgreSQL). There is no network.
 
-Start with list_db to see the databases and their tables; read a table's columns and a few \
+Start with list_db to see the databases and their tables, and read_doc for the schema \
+and the hints (how keys are written, definitions); read a table's columns and a few \
 rows with query_db before relying on them. query_db is read-only and runs one statement in \
 the database's own SQL dialect. To combine databases, query each one and join the saved \
 results in execute_python (pandas; earlier results are in `results`). Join keys may be \
@@ -301,6 +327,6 @@ When you know the answer, call return_answer with it: the value itself (or every
 a list), without hedging."""
 
 DAB_TOOLSET = register_toolset(  # the dab_query family's (TaskFamily.toolset)
-    Toolset("dab", (list_db, query_db, execute_python, return_answer), DAB_INSTRUCTIONS)
+    Toolset("dab", (list_db, read_doc, query_db, execute_python, return_answer), DAB_INSTRUCTIONS)
 )
 DAB_TOOLS = DAB_TOOLSET.names

@@ -5,7 +5,7 @@ tools, it cannot import them); the runner hands each trial that toolset
 
 Each module of this package registers its toolset when imported (``de``: bash, create_file,
 edit_file, run_dbt, terminate; ``da``: sql, python, write_file, read_file, finish; ``dab``:
-list_db, query_db, execute_python, return_answer); they are
+list_db, read_doc, query_db, execute_python, return_answer); they are
 imported on the first lookup, so a new toolset is one new module (or one ``register_toolset``
 call, as a test does)::
 

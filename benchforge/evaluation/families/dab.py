@@ -5,7 +5,7 @@ reformatted keys and values hidden in text (after DataAgentBench), answered in f
 agent     ``TASK.md`` (the question); data: the dataset perturbed by the task's perturb spec,
           seeded by the dataset's seed (``db_config.yaml``, the databases, ``schema.md``,
           ``hints.md``; never the record ``perturbations.json``, never the clean warehouse);
-          tools: the ``dab`` toolset (list_db, query_db, execute_python, return_answer)
+          tools: the ``dab`` toolset (list_db, read_doc, query_db, execute_python, return_answer)
 gold      ``gold_sql`` run read-only on the unperturbed dataset, and the task's validator built
           with its value (:class:`benchforge.evaluation.dab.gold.DabGold`)
 score     the validator's verdict on the answer: success = passed; the breakdown records the

@@ -29,7 +29,9 @@ from benchforge.evaluation.judges.models import (
 
 REQUEST_BEGIN = "<<<JUDGE REQUEST>>>"
 REQUEST_END = "<<<END JUDGE REQUEST>>>"
-JudgeTask = Literal["rubric_items", "rubric_path", "gsb_pair", "architecture_items"]
+JudgeTask = Literal[
+    "rubric_items", "rubric_path", "gsb_pair", "architecture_items", "dab_failure_mode"
+]
 Label = Literal["REPORT", "REPORT_A", "REPORT_B", "BLUEPRINT", "ANSWER", "PIPELINE", "TRAJECTORY"]
 
 _REQUEST = re.compile(
