@@ -121,6 +121,7 @@ class StepView(_View):
     used_mock: bool | None
     exit_code: int | None
     timed_out: bool | None
+    role: str | None = None  # which part of a multi-role agent took the step (ds-star)
 
 
 class MetricView(_View):
@@ -201,7 +202,7 @@ def _error_line(text: str | None) -> str | None:
 # A step's fields a step view shows as they are recorded.
 _STEP_AS_RECORDED = {
     "index", "kind", "name", "seconds", "ok", "error", "prompt_tokens", "completion_tokens",
-    "cost_usd", "attempts", "cache_hit", "used_mock", "exit_code", "timed_out",
+    "cost_usd", "attempts", "cache_hit", "used_mock", "exit_code", "timed_out", "role",
 }  # fmt: skip
 
 
