@@ -55,6 +55,10 @@ def annual_values(
     return sums
 
 
+def _number(value: Any, decimals: int | None) -> str:
+    return "" if value is None else number_text(float(value), decimals)
+
+
 def _sorted_keys(keys: Any) -> list[tuple[Any, ...]]:
     return sorted(keys, key=lambda key: tuple(to_text(k) for k in key))
 
@@ -66,7 +70,7 @@ def wide_annual(frame: Frame, spec: WideAnnual) -> tuple[list[str], Rows]:
     rows = [
         [
             *(to_text(k) for k in key),
-            *(to_text(values[key].get(y)) for y in all_years),
+            *(_number(values[key].get(y), spec.decimals) for y in all_years),
         ]
         for key in _sorted_keys(values)
     ]
@@ -119,7 +123,8 @@ def aggregates(frame: Frame, spec: Aggregates) -> tuple[list[str], Rows]:
             level,
             to_text(region),
             *(to_text(v) for v in group),
-            *(to_text(a) for a in levels[level, region, group]),
+            to_text(levels[level, region, group][0]),
+            *(_number(a, spec.decimals) for a in levels[level, region, group][1:]),
         ]
         for level, region, group in order
     ]

@@ -148,6 +148,7 @@ class WideAnnual(_Model):
     value: str
     aggregate: Literal["sum", "last"] = "sum"
     years: tuple[int, int] | None = None
+    decimals: int | None = Field(default=None, ge=0, le=12, description="None: exact.")
 
 
 class YearOverYear(_Model):
@@ -176,6 +177,7 @@ class Aggregates(_Model):
     dimensions: list[str] = Field(default_factory=list)
     measures: list[str] = Field(min_length=1)
     national_label: str = "National"
+    decimals: int | None = Field(default=None, ge=0, le=12, description="None: exact.")
 
 
 class Distractor(_Model):
