@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -228,3 +230,26 @@ def test_the_flow_writes_what_the_library_writes(release: Path, tmp_path: Path) 
     assert (tmp_path / "flow" / RECORD_FILE).read_bytes() == (
         tmp_path / "library" / RECORD_FILE
     ).read_bytes()
+
+
+def test_the_benchmark_runs_at_scale_0_1(enterprise: Path, tmp_path: Path) -> None:
+    """``python bench/explore_env.py`` (the README's command) at its smallest scale, on the
+    dataset built above."""
+    (tmp_path / "enterprise-0.1").symlink_to(enterprise)
+    command = ["bench/explore_env.py", "--scales", "0.1", "--repeat", "1", "--data", str(tmp_path)]
+    result = subprocess.run(
+        [sys.executable, *command],
+        cwd=REPO_ROOT,
+        # this checkout's package, whichever checkout the environment was installed from
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+        },
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert "scale 0.1: " in result.stdout and "build at scale 0.1: " in result.stdout, (
+        result.stdout + result.stderr
+    )
