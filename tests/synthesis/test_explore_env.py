@@ -410,3 +410,43 @@ def test_specs_that_do_not_fit_the_dataset_name_the_field(dataset: Path, tmp_pat
     assert "noise.companies.rounding.0.column: companies.region is VARCHAR, not a number" in message
     assert "noise.regions.total_rows.measures.0: regions.region_cn is VARCHAR" in message
     assert "subsets.0.table: no table 'customers' in the dataset" in message
+
+
+def test_a_total_label_that_is_already_a_value_is_refused(dataset: Path, tmp_path: Path) -> None:
+    totals = {"label_column": "region", "label": "East", "measures": ["capital"]}
+    with pytest.raises(EnvironmentSpecError) as err:
+        build(dataset, tmp_path, noise={"companies": {"total_rows": totals}})
+    assert "noise.companies.total_rows.label: 'East' is already a value" in str(err.value)
+    assert list(tmp_path.iterdir()) == []  # nothing left: not even a partial environment
+
+
+def test_a_file_written_twice_is_refused(dataset: Path, tmp_path: Path) -> None:
+    fake = {"table": "sales", "name": "companies", "columns": ["value"]}
+    with pytest.raises(EnvironmentSpecError) as err:
+        build(dataset, tmp_path, distractors=[fake])
+    assert "database/main/companies.csv would be written twice" in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_markers_that_are_values_are_not_used(tmp_path: Path) -> None:
+    from tests.support.datasets import write_dataset
+
+    folder = write_dataset(
+        tmp_path / "dashes",
+        {
+            "codes": "SELECT CASE WHEN i % 2 = 0 THEN '-' ELSE 'x' || i END AS code "
+            "FROM range(40) t(i)"
+        },
+    )
+    spec = {
+        "folders": {"main": ["codes"]},
+        "noise": {
+            "codes": {"missing_values": {"columns": ["code"], "rate": 0.5, "markers": ["-", "NA"]}}
+        },
+    }
+    out = tmp_path / "env"
+    record = build_environment(folder, parse_environment_spec(spec), out, 1)
+    applied = record.table("codes").missing[0]
+    assert applied.markers == ["NA"] and applied.cells
+    clean = read_clean_table(out, record, "codes", restore_missing=True)
+    assert clean == dataset_frame(folder, "codes")

@@ -15,6 +15,7 @@ from typing import Literal
 import duckdb
 
 from benchforge.core.artifacts import LAYOUT
+from benchforge.core.derivations import register_derivation
 from benchforge.core.records import DatasetRecord
 from benchforge.synthesis.engine.generate import WAREHOUSE
 from benchforge.synthesis.explore_env.derived import (
@@ -31,8 +32,12 @@ from benchforge.synthesis.explore_env.frame import (
     read_dataset_table,
     slug,
 )
-from benchforge.synthesis.explore_env.loader import check_against_dataset, load_environment_spec
-from benchforge.synthesis.explore_env.noise import apply_noise, rendered
+from benchforge.synthesis.explore_env.loader import (
+    EnvironmentSpecError,
+    check_against_dataset,
+    load_environment_spec,
+)
+from benchforge.synthesis.explore_env.noise import NoiseConflict, apply_noise, rendered
 from benchforge.synthesis.explore_env.record import (
     ENVIRONMENT_DIR,
     RECORD_FILE,
@@ -71,28 +76,42 @@ def build_environment(
     types = dataset_types(warehouse)
     check_against_dataset(spec, types, source)
     files: dict[str, str] = {}
-    environment = out_dir / ENVIRONMENT_DIR
-    if environment.exists():
-        shutil.rmtree(environment)
-    environment.mkdir(parents=True)
+    # built aside and renamed into place: an environment is whole or absent
+    staging = out_dir / f".{ENVIRONMENT_DIR}-staging"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
 
     def write(relative: str, text: str) -> None:
-        path = environment / relative
+        if relative in files:
+            raise NoiseConflict("(files)", f"{relative} would be written twice: rename one")
+        path = staging / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         data = text.encode("utf-8")
         path.write_bytes(data)
         files[relative] = hashlib.sha256(data).hexdigest()
 
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        frames: dict[str, Frame] = {}
+    try:
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            frames: dict[str, Frame] = {}
 
-        def clean(table: str) -> Frame:
-            if table not in frames:
-                frames[table] = read_dataset_table(con, table)
-            return frames[table]
+            def clean(table: str) -> Frame:
+                if table not in frames:
+                    frames[table] = read_dataset_table(con, table)
+                return frames[table]
 
-        tables = _write_tables(spec, types, seed, clean, write)
-        derived = _write_derived(spec, seed, clean, write)
+            tables = _write_tables(spec, types, seed, clean, write)
+            derived = _write_derived(spec, seed, clean, write)
+    except NoiseConflict as err:
+        shutil.rmtree(staging)
+        raise EnvironmentSpecError(source, [(err.field, str(err))]) from None
+    except BaseException:
+        shutil.rmtree(staging)
+        raise
+    environment = out_dir / ENVIRONMENT_DIR
+    if environment.exists():
+        shutil.rmtree(environment)
+    staging.rename(environment)
     record = EnvironmentRecord(
         seed=seed,
         spec_sha256=hashlib.sha256(spec.model_dump_json().encode()).hexdigest(),
@@ -221,3 +240,10 @@ def _write_derived(
             )
         )
     return derived
+
+
+def _derive(dataset_dir: Path, spec_file: Path, out_dir: Path, seed: int) -> None:
+    build_environment(dataset_dir, spec_file, out_dir, seed)
+
+
+register_derivation("exploration_environment", _derive)  # for the families of exploration tasks

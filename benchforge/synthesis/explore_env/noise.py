@@ -28,6 +28,15 @@ from benchforge.synthesis.explore_env.spec import (
 TOTAL = "total"
 
 
+class NoiseConflict(ValueError):
+    """The data makes a rule ambiguous (a total label that is already a value): ``field`` is
+    the spec's field, for the error that names it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(message)
+
+
 class NoisyTable:
     """A table on its way to being written: its rows, whether each is a total row, the source
     row each detail row came from, and the cells already rendered as text by a unit rule."""
@@ -59,6 +68,13 @@ def apply_noise(
     noisy = NoisyTable(frame)
     records: dict[str, Any] = {"totals": None, "variants": [], "rounding": [], "units": []}
     if noise.total_rows is not None:
+        label = noise.total_rows.label_column
+        if noise.total_rows.label in {str(v) for v in frame.values(label)}:
+            raise NoiseConflict(
+                f"noise.{table}.total_rows.label",
+                f"{noise.total_rows.label!r} is already a value of {table}.{label}: the total "
+                "rows could not be told apart",
+            )
         records["totals"] = _add_totals(noisy, noise.total_rows)
     for rule in noise.name_variants:
         records["variants"].append(_vary_names(noisy, rule, seed, table, lookup))
@@ -251,17 +267,19 @@ def _mix_units(noisy: NoisyTable, rule: MixedUnits, seed: int, table: str) -> Un
 
 
 def _blank(noisy: NoisyTable, rule: MissingValues, seed: int, table: str) -> list[MissingApplied]:
+    """Markers that are already values of a column are not used for it (the clean reading
+    takes every marker for a missing value)."""
     applied: list[MissingApplied] = []
     for column in rule.columns:
         c = noisy.columns.index(column)
+        texts = [noisy.texts.get((i, c), to_text(row[c])) for i, row in enumerate(noisy.rows)]
+        markers = [m for m in rule.markers if m == "" or m not in set(texts)] or [""]
         cells: list[tuple[int, str]] = []
         for i in noisy.detail_rows():
-            text = noisy.texts.get((i, c), to_text(noisy.rows[i][c]))
+            text = texts[i]
             if text == "" or draw(seed, table, "missing", column, noisy.row_key(i)) >= rule.rate:
                 continue
             cells.append((i, text))
-            noisy.texts[i, c] = pick(
-                list(rule.markers), seed, table, "marker", column, noisy.row_key(i)
-            )
-        applied.append(MissingApplied(column=column, markers=list(rule.markers), cells=cells))
+            noisy.texts[i, c] = pick(markers, seed, table, "marker", column, noisy.row_key(i))
+        applied.append(MissingApplied(column=column, markers=markers, cells=cells))
     return applied
