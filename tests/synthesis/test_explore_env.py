@@ -404,12 +404,15 @@ def test_specs_that_do_not_fit_the_dataset_name_the_field(dataset: Path, tmp_pat
             "regions": {"total_rows": {"label_column": "region", "measures": ["region_cn"]}},
         },
         "subsets": [{"table": "customers", "by": "region"}],
+        "drop_columns": {"sales": ["period"]},
     }
+    data["noise"]["sales"]["missing_values"] = {"columns": ["period"], "rate": 0.1}
     message = _problems(tmp_path, data, dataset)
     assert "noise.sales.rounding.0.column: no column 'valu' in table 'sales'" in message
     assert "noise.companies.rounding.0.column: companies.region is VARCHAR, not a number" in message
     assert "noise.regions.total_rows.measures.0: regions.region_cn is VARCHAR" in message
     assert "subsets.0.table: no table 'customers' in the dataset" in message
+    assert "drop_columns.sales.0: 'period' has noise: noise.sales.missing_values" in message
 
 
 def test_a_total_label_that_is_already_a_value_is_refused(dataset: Path, tmp_path: Path) -> None:

@@ -149,7 +149,34 @@ def check_against_dataset(
                 column(f"documents.{i}.fields.{j}", docs.table, col)
     for name, cols in spec.drop_columns.items():
         if table(f"drop_columns.{name}", name, must_be_written=True):
+            noised = _noised_columns(spec, name)
             for i, col in enumerate(cols):
                 column(f"drop_columns.{name}.{i}", name, col)
+                if col in noised:
+                    problems.append(
+                        (f"drop_columns.{name}.{i}", f"{col!r} has noise: {noised[col]}")
+                    )
     if problems:
         raise EnvironmentSpecError(source, problems)
+
+
+def _noised_columns(spec: EnvironmentSpec, table: str) -> dict[str, str]:
+    """Column -> the noise that reads or writes it, for one table (needed in the written file)."""
+    noise = spec.noise.get(table)
+    if noise is None:
+        return {}
+    at = f"noise.{table}"
+    used: dict[str, str] = {}
+    if noise.total_rows is not None:
+        for col in [noise.total_rows.label_column, *noise.total_rows.measures]:
+            used[col] = f"{at}.total_rows"
+    for i, variants in enumerate(noise.name_variants):
+        used[variants.column] = f"{at}.name_variants.{i}"
+    for i, rounding in enumerate(noise.rounding):
+        used[rounding.column] = f"{at}.rounding.{i}"
+    for i, units in enumerate(noise.mixed_units):
+        used[units.column] = f"{at}.mixed_units.{i}"
+    if noise.missing_values is not None:
+        for col in noise.missing_values.columns:
+            used[col] = f"{at}.missing_values"
+    return used
