@@ -7,6 +7,10 @@ Four kinds, one pydantic model each, told apart by ``kind`` (``AnswerValidator``
 - ``ValueSet`` (``set``): every gold value, in any order, and few extra values;
 - ``OrderedList`` (``ordered``): every gold value, in the gold order, and few extra values.
 
+Every kind reads the answer as a reader sees it (``judges.visible.visible_text``: Markdown
+rendered, then only the visible text: no HTML comments, hidden elements or invisible Unicode),
+so a value hidden from readers earns nothing (version 2 on; version 1 read the raw text).
+
 Every kind has a ``VERSION``; every ``Verdict`` records it, so a score keeps the version of the
 rules that gave it. **Any change to what a kind accepts bumps its VERSION** (the test pins each
 kind's verdicts on a fixed probe set to its version). The rules: ``docs/answer-validators.md``.
@@ -30,6 +34,7 @@ from benchforge.evaluation.dab.normalize import normalize_text, phrase_tokens, t
 from benchforge.evaluation.dab.number_match import NumberRule, check_number
 from benchforge.evaluation.dab.quantities import UNIT_NAMES
 from benchforge.evaluation.dab.text_match import Value, check_many, check_one
+from benchforge.evaluation.judges.visible import visible_text
 
 MAX_ANSWER_CHARS = 20_000
 Unit = Literal[UNIT_NAMES]  # type: ignore[valid-type]
@@ -62,7 +67,7 @@ class _Validator(BaseModel):
             return self._verdict(
                 False, f"answer too long: {len(answer)} characters (limit {self.max_chars})"
             )
-        text = normalize_text(answer, decimal_comma=self.decimal_comma)
+        text = normalize_text(visible_text(answer).text, decimal_comma=self.decimal_comma)
         if not tokenize(text):
             return self._verdict(False, "empty answer")
         passed, reason, matched = self._check(text)
@@ -92,7 +97,7 @@ class ExactValue(_Validator):
     answer, no unit, and no rival number beside it (``number_match``); numbers the question
     states go in ``ignore_numbers``."""
 
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     kind: Literal["exact"] = "exact"
     value: StrictStr | StrictInt
     aliases: list[StrictStr] = Field(default_factory=list)
@@ -120,7 +125,7 @@ class NumberWithin(_Validator):
     "12%"). Without ``unit``, only bare numbers match. ``accept_fraction`` (percent only): a
     bare 0.12 also reads as 12%."""
 
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     kind: Literal["number"] = "number"
     value: float
     rel_tol: float = Field(default=0.0, ge=0)
@@ -180,7 +185,7 @@ class ValueSet(_ManyValues):
     The default allowance of 1 tolerates a closing remark; a list holding the gold among many
     wrong values fails."""
 
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     kind: Literal["set"] = "set"
 
     def _check(self, text: str) -> tuple[bool, str, list[str]]:
@@ -192,7 +197,7 @@ class OrderedList(_ManyValues):
     ``ValueSet`` (a ranking with one extra item passes under the default ``max_extra`` of 1;
     set it to 0 for a strict top-k)."""
 
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     kind: Literal["ordered"] = "ordered"
 
     def _check(self, text: str) -> tuple[bool, str, list[str]]:

@@ -1,7 +1,9 @@
 """A lake task's gold answer and how a returned answer is read as a value of its type.
 
 An agent returns its answer as text (``return_answer``). The task's instructions ask for the
-value alone; JSON is read as JSON. What is read:
+value alone; JSON is read as JSON. The text is first reduced to what a reader sees
+(``judges.visible.visible_text``): a value in an HTML comment or a hidden element is not read.
+What is read:
 
 - **numbers**: a JSON number, or text that writes exactly one quantity once the validators'
   normalization has run (thousands separators, markdown, ``1.2M``). Text writing several
@@ -25,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from benchforge.evaluation.dab.normalize import normalize_text
 from benchforge.evaluation.dab.quantities import read_quantities
+from benchforge.evaluation.judges.visible import visible_text
 
 
 class AnswerType(StrEnum):
@@ -87,6 +90,7 @@ _LIST_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 
 def read_answer(text: str, answer_type: AnswerType) -> Value:
     """``text`` as one value of ``answer_type`` (module docstring), else ``UnreadableAnswer``."""
+    text = visible_text(text).text
     parsed = _json(text)
     if answer_type.is_list:
         items = parsed if isinstance(parsed, list) else _split_items(text)

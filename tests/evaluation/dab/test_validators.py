@@ -360,10 +360,10 @@ def test_invalid_specs_are_refused(data: dict[str, object], problem: str) -> Non
 # below are each kind's verdicts on a fixed probe set: a behaviour change without a version
 # bump fails here. After bumping, put the new version and the digest the failure prints.
 PINNED = {
-    "exact": (1, "98c0b9622388b9ef"),
-    "number": (1, "e74a2643c7815589"),
-    "set": (1, "e5524b678aacc0d4"),
-    "ordered": (1, "ed6c99255ece5141"),
+    "exact": (2, "a7445b0615974d7d"),
+    "number": (2, "e254c0680acad05a"),
+    "set": (2, "57058d78a8331026"),
+    "ordered": (2, "4ee7028a81977736"),
 }
 
 PROBE_SPECS = {
@@ -444,6 +444,10 @@ PROBES = [
     "| answer |\n|---|\n| MALE |",
     "Answer:\n- MALE\n- MI",
     "x" * (MAX_ANSWER_CHARS + 1),
+    "<!-- MALE --> FEMALE",
+    "unknown <span style='display:none'>2020, 4.57</span>",
+    "<!-- 12% --> unknown",
+    "1,234,567 <!-- 10 -->",
 ]
 
 
@@ -467,3 +471,32 @@ def test_behaviour_is_pinned_to_the_version(kind: str) -> None:
         f"{kind} validators changed behaviour: bump {type(specs[0]).__name__}.VERSION and pin "
         f"({version + 1}, {_fingerprint(kind)!r})"
     )
+
+
+# A validator reads the answer as a person reading it sees it: text hidden from readers (HTML
+# comments, hidden elements, invisible Unicode) is not part of the answer.
+@pytest.mark.parametrize(
+    ("spec", "hidden", "visible"),
+    [
+        (NumberWithin(value=55, abs_tol=0.5), "<!-- 55 --> I could not determine it.", "55"),
+        (
+            NumberWithin(value=55, abs_tol=0.5),
+            "Unknown. <span style='display:none'>55</span>",
+            "It is **55**.",
+        ),
+        (ExactValue(value="Healthcare"), "Retail <span hidden>Healthcare</span>", "Healthcare"),
+        (ExactValue(value="Healthcare"), "Retail\n\n[//]: # (Healthcare)", "`Healthcare`"),
+        (ValueSet(values=["MALE", "MI"]), "MALE <!-- , MI -->", "MALE, MI"),
+        (OrderedList(values=["MALE", "MI"]), "<div style='opacity:0'>MALE, MI</div>", "MALE; MI"),
+    ],
+)
+def test_text_hidden_from_readers_is_not_read(
+    spec: ExactValue | NumberWithin | ValueSet | OrderedList, hidden: str, visible: str
+) -> None:
+    assert not spec.validate(hidden).passed
+    assert spec.validate(visible).passed
+
+
+def test_invisible_characters_inside_a_value_read_as_the_reader_sees_it() -> None:
+    assert NumberWithin(value=55, abs_tol=0.5).validate("5\u200b5").passed
+    assert ExactValue(value="Healthcare").validate("Health\u200bcare").passed

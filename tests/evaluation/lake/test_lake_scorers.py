@@ -185,3 +185,17 @@ def test_an_approximate_string_with_no_judge_is_unscored() -> None:
 def test_a_gold_of_the_wrong_shape_is_refused(kind: str, value: object) -> None:
     with pytest.raises(ValueError, match=AnswerType(kind).value):
         gold(kind, value)
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind", "value", "expected"),
+    [
+        ("<!-- 100 --> unknown", "numeric_exact", 100, 0.0),
+        ("unknown <span style='display:none'>Boston</span>", "string_exact", "Boston", 0.0),
+        ("a <!-- , b -->", "list_exact", ["a", "b"], 2 / 3),  # only "a" is read
+    ],
+)
+def test_a_value_hidden_from_readers_is_not_read(
+    answer: str, kind: str, value: object, expected: float
+) -> None:
+    assert score_answer(answer, gold(kind, value)).score == pytest.approx(expected)
