@@ -17,7 +17,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-
 from typing import TypeVar
 
 import duckdb
@@ -46,7 +45,12 @@ LAKE_DIR = "lake"
 WHOLE = "all"  # the {part} of an export that is not split
 RECORD_FILE = "lake_record.json"
 
-_EXTENSIONS = {"csv": ".csv", "json": ".json", "jsonl": ".jsonl", "parquet": ".parquet"}
+_EXTENSIONS: dict[TableFormat, str] = {
+    "csv": ".csv",
+    "json": ".json",
+    "jsonl": ".jsonl",
+    "parquet": ".parquet",
+}
 _PROSE_EXTENSIONS = {"markdown": ".md", "text": ".txt"}
 _PERIOD_LABEL = {
     "year": "strftime({c}, '%Y')",
@@ -55,7 +59,12 @@ _PERIOD_LABEL = {
 }
 _NUMERIC = ("DOUBLE", "FLOAT", "REAL", "INTEGER", "BIGINT", "SMALLINT", "HUGEINT")
 _NEAR_DUPLICATE_NAMES = ("{stem}_v2", "{stem}_revised", "{stem}_final", "{stem} (1)")
-_STALE_NAMES = ("backup/{stem}", "{folder}old/{stem}", "{folder}{stem}_old", "{folder}copy of {stem}")
+_STALE_NAMES = (
+    "backup/{stem}",
+    "{folder}old/{stem}",
+    "{folder}{stem}_old",
+    "{folder}copy of {stem}",
+)
 _UNRELATED_FOLDERS = ("misc", "shared", "archive", "tmp")
 
 
@@ -375,8 +384,7 @@ class _LakeWriter:
         row_filter: str,
         changed: dict[str, str],
     ) -> None:
-        fmt = base.format
-        assert fmt in _EXTENSIONS
+        fmt = next(f for f in _EXTENSIONS if f == base.format)  # a copy of a table file
         self._write_table(
             self._unique(path),
             LakeFileBase(
@@ -390,7 +398,7 @@ class _LakeWriter:
                 part=base.part,
                 split=base.split,
             ),
-            fmt,  # type: ignore[arg-type]
+            fmt,
             base.delimiter or ",",
             [base.encoding or "utf-8"],
         )
@@ -431,7 +439,7 @@ class _LakeWriter:
     def _csv_choices(self, options: CsvOptions, *parts: object) -> tuple[str, list[str]]:
         delimiter = choose(options.delimiters, self.seed, "delimiter", *parts)
         encodings = _seeded_order(options.encodings, self.seed, "encoding", *parts)
-        return delimiter, encodings
+        return delimiter, list[str](encodings)
 
     def _target(self, path: str) -> Path:
         if any(f.path == path for f in self.files):

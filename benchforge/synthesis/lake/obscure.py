@@ -43,10 +43,7 @@ MAPPING_FILE = "obscure_mapping.json"
 _TEXT = ("VARCHAR",)
 _NUMERIC = ("DOUBLE", "FLOAT", "REAL", "INTEGER", "BIGINT", "SMALLINT", "HUGEINT")
 _FLOATS = ("DOUBLE", "FLOAT", "REAL")
-_SYLLABLES = (
-    "ba be bi bo bu da de di do du fa fe fi fo ka ke ki ko ku la le li lo lu ma me mi mo mu "
-    "na ne ni no nu pa pe pi po ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo za"
-).split()
+_SYLLABLES = tuple(f"{consonant}{vowel}" for consonant in "bdfklmnprstv" for vowel in "aeiou")
 
 
 class NumberChange(BaseModel):
@@ -116,9 +113,7 @@ def read_obscure_mapping(out_dir: Path | str) -> ObscureMapping:
     return ObscureMapping.model_validate_json((Path(out_dir) / MAPPING_FILE).read_text("utf-8"))
 
 
-def obscure_tables(
-    con: duckdb.DuckDBPyConnection, rules: ObscureSpec, seed: int
-) -> ObscureMapping:
+def obscure_tables(con: duckdb.DuckDBPyConnection, rules: ObscureSpec, seed: int) -> ObscureMapping:
     """Rewrites the ``raw`` tables on ``con`` in place (row order kept) and returns the map."""
     types = _types(con)
     id_columns = _matching(types, rules.identifiers, _TEXT)
@@ -128,9 +123,7 @@ def obscure_tables(
     numbers: list[NumberChange] = []
     number_of: dict[tuple[str, str], NumberChange] = {}
     for i, rule in enumerate(rules.numbers):
-        columns = [
-            c for c in _matching(types, rule.columns, _NUMERIC) if c not in number_of
-        ]
+        columns = [c for c in _matching(types, rule.columns, _NUMERIC) if c not in number_of]
         change = NumberChange(
             columns=[f"{t}.{c}" for t, c in columns],
             factor=round(_draw(rule.factor, seed, "factor", i), 4),
@@ -149,9 +142,7 @@ def obscure_tables(
             if (table, column) in id_columns or (table, column) in name_columns:
                 alias = f"m{len(joins)}"
                 target = "lake_identifier_map" if (table, column) in id_columns else "lake_name_map"
-                joins.append(
-                    f"LEFT JOIN {target} AS {alias} ON {alias}.original = {source}"
-                )
+                joins.append(f"LEFT JOIN {target} AS {alias} ON {alias}.original = {source}")
                 replaced.append(f"{alias}.replacement AS {quote(column)}")
             elif (table, column) in number_of:
                 change = number_of[table, column]

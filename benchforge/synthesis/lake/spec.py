@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 TableFormat = Literal["csv", "json", "jsonl", "parquet"]
 ProseFormat = Literal["markdown", "text"]
 Encoding = Literal["utf-8", "utf-8-sig", "utf-16", "latin-1", "cp1252"]
+Delimiter = Literal[",", ";", "\t", "|"]
 
 _STEM = re.compile(r"^[A-Za-z0-9_.{}\- ]+$")
 _FOLDER = re.compile(r"^([A-Za-z0-9_\-]+(/[A-Za-z0-9_\-]+)*)?$")
@@ -65,12 +66,28 @@ class CsvOptions(_Model):
     """The seeded choices of a CSV file: its delimiter and its encoding (an encoding that
     cannot write the file's text is passed over; UTF-8 is the last resort)."""
 
-    delimiters: list[Literal[",", ";", "\t", "|"]] = Field(
-        default_factory=lambda: [",", ";", "\t", "|"], min_length=1
-    )
-    encodings: list[Encoding] = Field(
-        default_factory=lambda: ["utf-8", "utf-8-sig", "utf-16", "latin-1"], min_length=1
-    )
+    delimiters: list[Delimiter] = Field(default_factory=lambda: _delimiters(), min_length=1)
+    encodings: list[Encoding] = Field(default_factory=lambda: _encodings(), min_length=1)
+
+
+def _delimiters() -> list[Delimiter]:
+    return [",", ";", "\t", "|"]
+
+
+def _encodings() -> list[Encoding]:
+    return ["utf-8", "utf-8-sig", "utf-16", "latin-1"]
+
+
+def _whole() -> list[Split]:
+    return [NoSplit(by="none")]
+
+
+def _csv_only() -> list[TableFormat]:
+    return ["csv"]
+
+
+def _markdown_only() -> list[ProseFormat]:
+    return ["markdown"]
 
 
 def _check_stem(stem: str, split_given: bool) -> str:
@@ -94,11 +111,11 @@ class Export(_Model):
     columns: list[str] | None = Field(default=None, min_length=1, description="None: all.")
     where: str | None = Field(default=None, description="A DuckDB predicate over the table.")
     splits: list[Split] = Field(
-        default_factory=lambda: [NoSplit(by="none")],
+        default_factory=lambda: _whole(),
         min_length=1,
         description="Alternatives: the seed picks one per export.",
     )
-    formats: list[TableFormat] = Field(default_factory=lambda: ["csv"], min_length=1)
+    formats: list[TableFormat] = Field(default_factory=lambda: _csv_only(), min_length=1)
     csv: CsvOptions = Field(default_factory=CsvOptions)
 
     @field_validator("folder")
@@ -125,8 +142,8 @@ class Report(_Model):
     intro: str = ""
     sentence: str = Field(description="A format string over the table's columns.")
     where: str | None = None
-    splits: list[Split] = Field(default_factory=lambda: [NoSplit(by="none")], min_length=1)
-    formats: list[ProseFormat] = Field(default_factory=lambda: ["markdown"], min_length=1)
+    splits: list[Split] = Field(default_factory=lambda: _whole(), min_length=1)
+    formats: list[ProseFormat] = Field(default_factory=lambda: _markdown_only(), min_length=1)
     max_rows: int = Field(default=200, ge=1, le=5000)
 
     @field_validator("folder")

@@ -63,7 +63,10 @@ def write_json(con: duckdb.DuckDBPyConnection, query: str, path: Path, lines: bo
 
 
 def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> int:
-    table = con.execute(query).fetch_arrow_table()
+    result = con.execute(query)
+    # to_arrow_table() is DuckDB 1.4's name for what older releases call fetch_arrow_table()
+    fetch = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
+    table = fetch()
     pq.write_table(table, path, compression="zstd")
     return int(table.num_rows)
 
@@ -99,8 +102,7 @@ def write_report(
     result = con.execute(query)
     header = [d[0] for d in result.description]
     sentences = [
-        render_sentence(sentence, dict(zip(header, row, strict=True)))
-        for row in result.fetchall()
+        render_sentence(sentence, dict(zip(header, row, strict=True))) for row in result.fetchall()
     ]
     paragraphs = [
         " ".join(sentences[i : i + _SENTENCES_PER_PARAGRAPH])
