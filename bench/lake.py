@@ -9,7 +9,7 @@ Prints, in one run:
   CSV from the same in-memory working copy, the least a lake writer must do, and the ratio;
 - PASS / FAIL against ``TARGETS``: the brief's "a few MB, built in seconds" at scale 0.1.
 
-Usage: python bench/lake.py [--scale 0.1] [--repeat 3] [--data DIR]
+Usage: python bench/lake.py [--scale 0.1] [--repeat 3] [--data DIR] [--dataset DIR]
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ def main() -> int:
     parser.add_argument("--scale", type=float, default=0.1)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--data", type=Path, default=CACHE)
+    parser.add_argument("--dataset", type=Path, help="an existing crm dataset folder instead")
     args = parser.parse_args()
-    dataset = args.data / f"crm-{args.scale}"
+    dataset = args.dataset or args.data / f"crm-{args.scale}"
     if not (dataset / "dataset.json").exists():
         started = time.perf_counter()
         build_dataset("crm", scale=args.scale, seed=7, out=str(dataset), validate=False)

@@ -120,6 +120,7 @@ def test_every_readme_command_is_covered_here() -> None:
         anonymize_release.POLICY_SCHEMA,
         "python bench/anonymize.py",
         "python bench/dataset_import.py",  # tests/importer/test_bench.py (smoke size)
+        "python bench/lake.py",  # run by hand: its figures are the README's table
         # tests/integration/test_byo_walkthrough.py runs its section's commands in order
         *walkthrough_commands(),
         # test_readme_commands.py::test_postgres_import_commands runs them as written

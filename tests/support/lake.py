@@ -31,6 +31,7 @@ TABLES = {
     "orders": (
         "SELECT 'ORD-' || lpad(CAST(i AS VARCHAR), 5, '0') AS order_id, "
         "'CUS-' || lpad(CAST(1 + (i * 7) % 40 AS VARCHAR), 4, '0') AS customer_id, "
+        "lpad(CAST(i AS VARCHAR), 6, '0') AS invoice_number, "
         "CASE WHEN i % 20 = 0 THEN NULL ELSE DATE '2023-01-01' + CAST(i * 5 AS INTEGER) END "
         "AS ordered_at, "
         "CAST(i * 1.25 AS DOUBLE) AS amount, CAST(i % 7 + 1 AS INTEGER) AS quantity, "
@@ -115,7 +116,7 @@ def spec_data(**overrides: Any) -> dict[str, Any]:
         ],
         "distractors": {"near_duplicates": 2, "stale_copies": 2, "unrelated": 1},
         "obscure": {
-            "identifiers": ["*_id"],
+            "identifiers": ["*_id", "*_number"],
             "names": ["name"],
             "numbers": [{"columns": ["amount"], "factor": [0.5, 2.0], "shift": [1.0, 5.0]}],
         },

@@ -229,10 +229,14 @@ def _prefix(value: str) -> str:
 
 def _prefix_tokens(prefixes: list[str], seed: int) -> dict[str, str]:
     """Each prefix's letters replaced by seeded letters of the same case and count; every
-    token differs from every original prefix and from each other token."""
+    token differs from every original prefix and from each other token. A prefix without
+    letters (``""`` of ``00000042``, ``#``) is kept: its numbers are still reordered."""
     taken = set(prefixes)
     tokens: dict[str, str] = {}
     for prefix in prefixes:
+        if not any(c.isalpha() for c in prefix):  # digit-only ids keep the look of numbers
+            tokens[prefix] = prefix
+            continue
         attempt = 0
         while True:
             digest = salt(seed, "prefix", prefix, attempt)
