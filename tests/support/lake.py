@@ -114,7 +114,12 @@ def spec_data(**overrides: Any) -> dict[str, Any]:
                 "formats": ["text"],
             },
         ],
-        "distractors": {"near_duplicates": 2, "stale_copies": 2, "unrelated": 1},
+        "distractors": {
+            "near_duplicates": 2,
+            "stale_copies": 2,
+            "overlapping_periods": 1,
+            "unrelated": 1,
+        },
         "obscure": {
             "identifiers": ["*_id", "*_number"],
             "names": ["name"],

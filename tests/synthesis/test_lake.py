@@ -75,6 +75,7 @@ def test_every_format_is_written(built: tuple[Path, LakeRecord]) -> None:
     assert {f.distractor for f in record.files if f.role == "distractor"} == {
         "near_duplicate",
         "stale_copy",
+        "overlapping_period",
         "unrelated",
     }
     csvs = [f for f in record.files if f.format == "csv"]
@@ -142,6 +143,26 @@ def test_gold_files_give_the_known_totals_and_a_near_duplicate_does_not(
         base = read_table_file(out / LAKE_DIR / original.path, original)
         assert list(copy["order_id"]) == list(base["order_id"])
         assert any(copy[c].tolist() != base[c].tolist() for c in lake_file.changed if c in copy)
+
+
+def test_an_overlapping_period_holds_two_gold_files_rows(built: tuple[Path, LakeRecord]) -> None:
+    out, record = built
+    (overlap,) = [f for f in record.files if f.distractor == "overlapping_period"]
+    base = record.file(overlap.of_file or "")
+    following = [
+        f
+        for f in record.files
+        if f.role == "export" and f.split == base.split and f.path.startswith("sales/")
+        if (f.part or "") > (base.part or "") and f.part != "undated"
+    ]
+    nxt = min(following, key=lambda f: f.part or "")
+    assert overlap.path == base.path.replace(".csv", f"_to_{nxt.part}.csv")
+    assert overlap.rows == base.rows + nxt.rows
+    ids = list(read_table_file(out / LAKE_DIR / overlap.path, overlap)["order_id"])
+    assert ids == [
+        *read_table_file(out / LAKE_DIR / base.path, base)["order_id"],
+        *read_table_file(out / LAKE_DIR / nxt.path, nxt)["order_id"],
+    ]
 
 
 def test_time_and_region_splits(built: tuple[Path, LakeRecord]) -> None:

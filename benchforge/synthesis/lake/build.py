@@ -10,6 +10,7 @@ the working copy the lake was written from."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 import shutil
@@ -322,6 +323,11 @@ class _LakeWriter:
             self._near_duplicate(k, base)
         for k, base in enumerate(_seeded_order(gold, self.seed, "stale")[: plan.stale_copies]):
             self._stale_copy(k, base)
+        pairs = _adjacent_periods(gold)
+        for base, following in _seeded_order(pairs, self.seed, "overlap")[
+            : plan.overlapping_periods
+        ]:
+            self._overlapping_period(base, following)
         named = {e.table for e in self.spec.exports} | {r.table for r in self.spec.reports}
         candidates = plan.unrelated_tables or [t for t in self.types if t not in named]
         for k, table in enumerate(_seeded_order(candidates, self.seed, "unrelated")):
@@ -356,6 +362,12 @@ class _LakeWriter:
         pattern = choose(_STALE_NAMES, self.seed, "stale", k, "name")
         path = pattern.format(folder=f"{folder}/" if folder else "", stem=stem) + ext
         self._write_distractor("stale_copy", base, path, row_filter, {})
+
+    def _overlapping_period(self, base: LakeFile, following: LakeFile) -> None:
+        row_filter = f"({base.row_filter}) OR ({following.row_filter})"
+        folder, stem, ext = _split_path(base.path)
+        path = _join(folder, f"{stem}_to_{following.part}{ext}")
+        self._write_distractor("overlapping_period", base, path, row_filter, {})
 
     def _unrelated(self, k: int, table: str) -> None:
         fmt: TableFormat = choose(list(_EXTENSIONS), self.seed, "unrelated", k, "format")
@@ -484,6 +496,20 @@ class LakeFileBase:
             "part": self.part,
             "split": self.split,
         }
+
+
+def _adjacent_periods(files: list[LakeFile]) -> list[tuple[LakeFile, LakeFile]]:
+    """(a period's file, the next period's file) of each period-split export, in order."""
+    by_export: dict[tuple[str, str, str], list[LakeFile]] = {}
+    for lake_file in files:
+        if lake_file.split.startswith("period:") and lake_file.part != "undated":
+            folder = lake_file.path.rpartition("/")[0]
+            by_export.setdefault((folder, lake_file.table, lake_file.split), []).append(lake_file)
+    pairs: list[tuple[LakeFile, LakeFile]] = []
+    for members in by_export.values():
+        ordered = sorted(members, key=lambda f: f.part or "")
+        pairs += list(itertools.pairwise(ordered))
+    return pairs
 
 
 def _query(

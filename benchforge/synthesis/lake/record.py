@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 LAKE_RECORD_VERSION = 1
 
 FileRole = Literal["export", "report", "distractor"]
-DistractorKind = Literal["near_duplicate", "stale_copy", "unrelated"]
+DistractorKind = Literal["near_duplicate", "stale_copy", "overlapping_period", "unrelated"]
 
 
 class LakeFile(BaseModel):

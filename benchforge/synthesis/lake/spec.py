@@ -162,11 +162,14 @@ class Report(_Model):
 class Distractors(_Model):
     """Files no gold answer needs, seeded: ``near_duplicates`` (a revised re-export of a gold
     file: the same rows, numbers slightly changed, a version in its name), ``stale_copies`` (an
-    older copy of a gold file: a share of its rows missing) and ``unrelated`` (tables no export
-    names, from ``unrelated_tables`` or else every such table of the dataset)."""
+    older copy of a gold file: a share of its rows missing), ``overlapping_periods`` (an
+    export of a period-split table covering two adjacent periods, ``2024-Q1_to_2024-Q2``: its
+    rows are in two gold files already) and ``unrelated`` (tables no export names, from
+    ``unrelated_tables`` or else every such table of the dataset)."""
 
     near_duplicates: int = Field(default=0, ge=0, le=100)
     stale_copies: int = Field(default=0, ge=0, le=100)
+    overlapping_periods: int = Field(default=0, ge=0, le=100)
     unrelated: int = Field(default=0, ge=0, le=100)
     unrelated_tables: list[str] | None = None
     unrelated_max_rows: int = Field(default=2000, ge=1)
