@@ -342,6 +342,20 @@ def test_a_spec_that_does_not_fit_the_dataset_names_the_field(
     assert not (tmp_path / "out").exists()
 
 
+def test_bad_where_and_sentence_format_name_the_field(dataset: Path, tmp_path: Path) -> None:
+    data = spec_data()
+    data["exports"][2]["where"] = "status = 'shipped' AND colour = 'red'"
+    data["reports"][1]["sentence"] = "{name:,.2f} ({customer_id}) is a {segment} account."
+    spec_file = tmp_path / "lake.yaml"
+    spec_file.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(LakeSpecError) as caught:
+        build_lake(dataset, spec_file, tmp_path / "out", seed=1)
+    message = str(caught.value)
+    assert f"{spec_file}: exports.2.where: Binder Error" in message and "colour" in message
+    assert f"{spec_file}: reports.1.sentence: Unknown format code 'f'" in message
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_split_with_too_many_parts_names_it(dataset: Path, tmp_path: Path) -> None:
     data = spec_data(max_files=50)
     data["exports"][0]["splits"] = [{"by": "value", "column": "order_id"}]

@@ -37,7 +37,13 @@ from benchforge.synthesis.lake.spec import (
     TableFormat,
     sentence_fields,
 )
-from benchforge.synthesis.lake.writers import write_csv, write_json, write_parquet, write_report
+from benchforge.synthesis.lake.writers import (
+    render_sentence,
+    write_csv,
+    write_json,
+    write_parquet,
+    write_report,
+)
 from benchforge.synthesis.perturb.seeding import choose, salt
 
 T = TypeVar("T")
@@ -154,6 +160,7 @@ def write_lake(
     obscured: bool,
 ) -> LakeRecord:
     """The lake of the ``raw`` tables on ``con`` (a working copy), written to ``out_dir``."""
+    check_expressions(con, spec, source)
     lake = _fresh_lake_folder(out_dir)
     writer = _LakeWriter(con, spec, lake, seed, source)
     for i, export in enumerate(spec.exports):
@@ -175,6 +182,34 @@ def write_lake(
     )
     (out_dir / RECORD_FILE).write_text(record.json_text(), encoding="utf-8")
     return record
+
+
+def check_expressions(con: duckdb.DuckDBPyConnection, spec: LakeSpec, source: Path | str) -> None:
+    """Raises :class:`LakeSpecError` naming each ``where`` DuckDB refuses and each report
+    sentence whose format does not fit its columns' values, before anything is written."""
+    problems: list[tuple[str, str]] = []
+    items = [("exports", i, e.table, e.where) for i, e in enumerate(spec.exports)]
+    items += [("reports", i, r.table, r.where) for i, r in enumerate(spec.reports)]
+    for kind, i, table, where in items:
+        if where is None:
+            continue
+        try:
+            con.execute(f"SELECT count(*) FROM raw.{quote(table)} AS t WHERE {where}").fetchall()
+        except duckdb.Error as err:
+            problems.append((f"{kind}.{i}.where", " ".join(str(err).split())))
+    for i, report in enumerate(spec.reports):
+        if any(p[0] == f"reports.{i}.where" for p in problems):
+            continue
+        columns = list(dict.fromkeys(sentence_fields(report.sentence)))
+        result = con.execute(_query(report.table, columns, report.where or "TRUE"))
+        for row in result.fetchmany(report.max_rows):
+            try:
+                render_sentence(report.sentence, dict(zip(columns, row, strict=True)))
+            except (ValueError, TypeError) as err:
+                problems.append((f"reports.{i}.sentence", f"{err} (a value: {row!r})"))
+                break
+    if problems:
+        raise LakeSpecError(source, problems)
 
 
 def _fresh_lake_folder(out_dir: Path) -> Path:
