@@ -61,7 +61,11 @@ def spec_data(**overrides: Any) -> dict[str, Any]:
                     {"by": "period", "column": "ordered_at", "every": "quarter"},
                     {"by": "period", "column": "ordered_at", "every": "year"},
                 ],
-                "csv": {"delimiters": [";", "\t", "|"], "encodings": ["utf-16"]},
+                "csv": {
+                    "delimiters": [";", "\t", "|"],
+                    "encodings": ["utf-16"],
+                    "notes": ["Orders export, {part}\nRows: {rows}"],
+                },
             },
             {
                 "table": "customers",
@@ -137,6 +141,7 @@ def read_table_file(path: Path, lake_file: LakeFile) -> pd.DataFrame:
             path,
             sep=lake_file.delimiter,
             encoding=lake_file.encoding,
+            skiprows=lake_file.skip_rows,
             dtype=str,
             keep_default_na=False,
             na_values=[""],

@@ -70,7 +70,7 @@ def _source_types(dataset: Path) -> dict[str, dict[str, str]]:
 
 
 def test_every_format_is_written(built: tuple[Path, LakeRecord]) -> None:
-    _, record = built
+    out, record = built
     assert {f.format for f in record.files} == set(TABULAR) | {"markdown", "text"}
     assert {f.distractor for f in record.files if f.role == "distractor"} == {
         "near_duplicate",
@@ -81,6 +81,11 @@ def test_every_format_is_written(built: tuple[Path, LakeRecord]) -> None:
     csvs = [f for f in record.files if f.format == "csv"]
     assert {f.encoding for f in csvs} >= {"utf-16", "latin-1"}
     assert len({f.delimiter for f in csvs}) >= 2
+    noted = [f for f in csvs if f.skip_rows]
+    assert noted and all(f.role == "export" and f.path.startswith("sales/") for f in noted)
+    first = noted[0]
+    lines = (out / LAKE_DIR / first.path).read_text(encoding="utf-16").splitlines()
+    assert lines[:2] == [f"Orders export, {first.part}", f"Rows: {first.rows:,}"]
 
 
 def test_each_file_reads_back_to_its_provenance_rows(
@@ -315,6 +320,10 @@ def test_malformed_specs_name_the_field() -> None:
     bad_format = spec_data()
     bad_format["exports"][1]["formats"] = ["xlsx"]
     assert "lake.yaml: exports.1.formats.0:" in _problems(bad_format)
+    bad_note = spec_data()
+    bad_note["exports"][0]["csv"]["notes"] = ["Exported on {date}"]
+    problems = _problems(bad_note)
+    assert "lake.yaml: exports.0.csv.notes: note 'Exported on {date}' names date" in problems
     bad_factor = spec_data()
     bad_factor["obscure"]["numbers"][0]["factor"] = [2.0, 1.0]
     assert "lake.yaml: obscure.numbers.0: Value error" not in _problems(bad_factor)

@@ -247,6 +247,7 @@ class _LakeWriter:
         split = export.splits[split_index]
         fmt: TableFormat = choose(export.formats, self.seed, "format", "export", index)
         delimiter, encodings = self._csv_choices(export.csv, "export", index)
+        note = choose(export.csv.notes or [""], self.seed, "note", "export", index)
         columns = export.columns or list(self.types[export.table])
         at = f"exports.{index}.splits.{split_index}"
         for part in self._parts(export.table, split, export.where, at):
@@ -266,6 +267,7 @@ class _LakeWriter:
                 fmt,
                 delimiter,
                 encodings,
+                note.format(table=export.table, part=part.label or WHOLE, rows="{rows}"),
             )
 
     def report(self, index: int, report: Report) -> None:
@@ -459,12 +461,13 @@ class _LakeWriter:
         fmt: TableFormat,
         delimiter: str,
         encodings: Sequence[str],
+        note: str = "",
     ) -> None:
         query = _query(base.table, base.columns, base.row_filter, changed=base.changed)
         target = self._target(path)
         encoding: str | None = None
         if fmt == "csv":
-            rows, encoding = write_csv(self.con, query, target, delimiter, encodings)
+            rows, encoding = write_csv(self.con, query, target, delimiter, encodings, note)
         elif fmt == "parquet":
             rows = write_parquet(self.con, query, target)
         else:
@@ -478,6 +481,7 @@ class _LakeWriter:
                 format=fmt,
                 encoding=encoding,
                 delimiter=delimiter if fmt == "csv" else None,
+                skip_rows=len(note.splitlines()) if fmt == "csv" else 0,
                 sha256=_sha256(target),
                 **base.fields(),
             )

@@ -37,6 +37,7 @@ class LakeFile(BaseModel):
     format: Literal["csv", "json", "jsonl", "parquet", "markdown", "text"]
     encoding: str | None = None
     delimiter: str | None = None
+    skip_rows: int = Field(default=0, description="Lines of notes above a CSV file's header.")
     sentence: str | None = Field(default=None, description="A report's sentence per row.")
     sha256: str
 

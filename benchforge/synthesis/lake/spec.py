@@ -63,11 +63,27 @@ Split = Annotated[PeriodSplit | ValueSplit | NoSplit, Field(discriminator="by")]
 
 
 class CsvOptions(_Model):
-    """The seeded choices of a CSV file: its delimiter and its encoding (an encoding that
-    cannot write the file's text is passed over; UTF-8 is the last resort)."""
+    """The seeded choices of a CSV export: its delimiter, its encoding (an encoding that
+    cannot write the file's text is passed over; UTF-8 is the last resort) and the note an
+    export system writes above the header."""
 
     delimiters: list[Delimiter] = Field(default_factory=lambda: _delimiters(), min_length=1)
     encodings: list[Encoding] = Field(default_factory=lambda: _encodings(), min_length=1)
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Text above the header, a seeded choice per export ('' for none); "
+        "{table}, {part} and {rows} are filled in.",
+    )
+
+    @field_validator("notes")
+    @classmethod
+    def _note_fields(cls, value: list[str]) -> list[str]:
+        for note in value:
+            fields = {f for _, f, _, _ in string.Formatter().parse(note) if f is not None}
+            unknown = sorted(fields - {"table", "part", "rows"})
+            if unknown:
+                raise ValueError(f"note {note!r} names {', '.join(unknown)}")
+        return value
 
 
 def _delimiters() -> list[Delimiter]:

@@ -28,13 +28,17 @@ def write_csv(
     path: Path,
     delimiter: str,
     encodings: Sequence[str],
+    note: str = "",
 ) -> tuple[int, str]:
-    """Writes the rows with a header; the first of ``encodings`` that can write every value
-    is used (UTF-8 when none can). Returns (rows, encoding)."""
+    """Writes the rows with a header, below ``note`` (lines of text, ``{rows}`` standing for
+    the row count) when one is given; the first of ``encodings`` that can write every value is
+    used (UTF-8 when none can). Returns (rows, encoding)."""
     result = con.execute(query)
     header = [d[0] for d in result.description]
     rows = result.fetchall()
     buffer = io.StringIO()
+    if note:
+        buffer.write(note.replace("{rows}", f"{len(rows):,}") + "\n")
     writer = csv.writer(buffer, delimiter=delimiter, lineterminator="\n")
     writer.writerow(header)
     writer.writerows([_csv_value(v) for v in row] for row in rows)
