@@ -29,7 +29,7 @@ from benchforge.core.sql import literal  # noqa: E402
 from benchforge.synthesis.dataset import build_dataset  # noqa: E402
 from benchforge.synthesis.engine.generate import WAREHOUSE  # noqa: E402
 from benchforge.synthesis.lake import LAKE_DIR, build_lake, load_lake_spec, obscure  # noqa: E402
-from benchforge.synthesis.lake.build import open_lake_copy  # noqa: E402
+from benchforge.synthesis.lake.working import open_lake_copy  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "benchforge-bench-lake"
 SPEC = ROOT / "task_specs" / "lake-crm" / "lake.yaml"

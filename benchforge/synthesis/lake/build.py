@@ -12,21 +12,19 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import re
 import shutil
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 import duckdb
 
-from benchforge.core.artifacts import LAYOUT
 from benchforge.core.records import DatasetRecord
 from benchforge.core.sql import literal, quote
 from benchforge.synthesis.engine.generate import WAREHOUSE
-from benchforge.synthesis.lake.loader import LakeSpecError, check_against_dataset, load_lake_spec
+from benchforge.synthesis.lake.loader import LakeSpecError, check_against_dataset
+from benchforge.synthesis.lake.parts import WHOLE, Part, describe_split, split_parts
 from benchforge.synthesis.lake.record import LakeFile, LakeRecord
 from benchforge.synthesis.lake.spec import (
     CsvOptions,
@@ -36,6 +34,13 @@ from benchforge.synthesis.lake.spec import (
     Split,
     TableFormat,
     sentence_fields,
+)
+from benchforge.synthesis.lake.working import (
+    column_types,
+    dataset_column_types,
+    open_lake_copy,
+    read_dataset_record,
+    resolve_spec,
 )
 from benchforge.synthesis.lake.writers import (
     render_sentence,
@@ -49,7 +54,6 @@ from benchforge.synthesis.perturb.seeding import choose, salt
 T = TypeVar("T")
 
 LAKE_DIR = "lake"
-WHOLE = "all"  # the {part} of an export that is not split
 RECORD_FILE = "lake_record.json"
 
 _EXTENSIONS: dict[TableFormat, str] = {
@@ -59,11 +63,6 @@ _EXTENSIONS: dict[TableFormat, str] = {
     "parquet": ".parquet",
 }
 _PROSE_EXTENSIONS = {"markdown": ".md", "text": ".txt"}
-_PERIOD_LABEL = {
-    "year": "strftime({c}, '%Y')",
-    "quarter": "strftime({c}, '%Y') || '-Q' || CAST(quarter({c}) AS VARCHAR)",
-    "month": "strftime({c}, '%Y-%m')",
-}
 _NUMERIC = ("DOUBLE", "FLOAT", "REAL", "INTEGER", "BIGINT", "SMALLINT", "HUGEINT")
 _NEAR_DUPLICATE_NAMES = ("{stem}_v2", "{stem}_revised", "{stem}_final", "{stem} (1)")
 _STALE_NAMES = (
@@ -87,66 +86,6 @@ def build_lake(
     check_against_dataset(spec, dataset_column_types(warehouse), source)
     with open_lake_copy(warehouse) as con:
         return write_lake(con, spec, Path(out_dir), seed, dataset, source, obscured=False)
-
-
-def resolve_spec(spec: LakeSpec | Path | str) -> tuple[LakeSpec, Path | str]:
-    if isinstance(spec, LakeSpec):
-        return spec, "<lake spec>"
-    return load_lake_spec(spec), spec
-
-
-def read_dataset_record(dataset_dir: Path) -> DatasetRecord:
-    return DatasetRecord.model_validate_json(
-        LAYOUT.dataset_record_file(dataset_dir).read_text(encoding="utf-8")
-    )
-
-
-def dataset_column_types(warehouse: Path) -> dict[str, dict[str, str]]:
-    """Table -> column -> DuckDB type, of the warehouse's ``raw`` schema."""
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        return _column_types(con)
-
-
-def _column_types(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:
-    rows = con.execute(
-        "SELECT table_name, column_name, data_type FROM information_schema.columns "
-        "WHERE table_schema = 'raw' AND table_catalog = current_database() "
-        "ORDER BY table_name, ordinal_position"
-    ).fetchall()
-    columns: dict[str, dict[str, str]] = {}
-    for table, column, kind in rows:
-        columns.setdefault(table, {})[column] = kind
-    return columns
-
-
-@contextmanager
-def open_lake_copy(warehouse: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The warehouse's ``raw`` tables copied, in their order (so rowids match), into an
-    in-memory DuckDB under the same schema name."""
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute("SET preserve_insertion_order = true")
-        con.execute(f"ATTACH {literal(str(warehouse))} AS source (READ_ONLY)")
-        tables = con.execute(
-            "SELECT table_name FROM information_schema.tables "
-            "WHERE table_catalog = 'source' AND table_schema = 'raw' ORDER BY table_name"
-        ).fetchall()
-        con.execute("CREATE SCHEMA raw")
-        for (table,) in tables:
-            con.execute(
-                f"CREATE TABLE raw.{quote(table)} AS SELECT * FROM source.raw.{quote(table)} "
-                "ORDER BY rowid"
-            )
-        con.execute("DETACH source")
-        yield con
-    finally:
-        con.close()
-
-
-@dataclass(frozen=True)
-class _Part:
-    label: str | None
-    predicate: str
 
 
 def write_lake(
@@ -237,7 +176,7 @@ class _LakeWriter:
         self.lake = lake
         self.seed = seed
         self.source = source
-        self.types = _column_types(con)
+        self.types = column_types(con)
         self.files: list[LakeFile] = []
 
     # -- exports and reports ------------------------------------------------------------
@@ -250,7 +189,7 @@ class _LakeWriter:
         note = choose(export.csv.notes or [""], self.seed, "note", "export", index)
         columns = export.columns or list(self.types[export.table])
         at = f"exports.{index}.splits.{split_index}"
-        for part in self._parts(export.table, split, export.where, at):
+        for part in self._split_parts(export.table, split, export.where, at):
             stem = export.name.format(table=export.table, part=part.label or WHOLE)
             path = _join(export.folder, stem + _EXTENSIONS[fmt])
             row_filter = _and(export.where, part.predicate)
@@ -262,7 +201,7 @@ class _LakeWriter:
                     columns=columns,
                     row_filter=row_filter,
                     part=part.label,
-                    split=_describe(split),
+                    split=describe_split(split),
                 ),
                 fmt,
                 delimiter,
@@ -276,7 +215,7 @@ class _LakeWriter:
         fmt = choose(report.formats, self.seed, "format", "report", index)
         columns = list(dict.fromkeys(sentence_fields(report.sentence)))
         at = f"reports.{index}.splits.{split_index}"
-        for part in self._parts(report.table, split, report.where, at):
+        for part in self._split_parts(report.table, split, report.where, at):
             stem = report.name.format(table=report.table, part=part.label or WHOLE)
             path = _join(report.folder, stem + _PROSE_EXTENSIONS[fmt])
             row_filter = _and(report.where, part.predicate)
@@ -301,7 +240,7 @@ class _LakeWriter:
                     rows=rows,
                     query=query,
                     part=part.label,
-                    split=_describe(split),
+                    split=describe_split(split),
                     format=fmt,
                     encoding="utf-8",
                     sentence=report.sentence,
@@ -309,47 +248,16 @@ class _LakeWriter:
                 )
             )
 
-    def _parts(self, table: str, split: Split, where: str | None, at: str) -> list[_Part]:
-        if split.by == "none":
-            return [_Part(label=None, predicate="TRUE")]
-        column = f"t.{quote(split.column)}"
-        if split.by == "period":
-            label_sql = _PERIOD_LABEL[split.every].format(c=column)
-            missing = "undated"
-        else:
-            label_sql = column
-            if split.lookup is not None:
-                lookup = split.lookup
-                label_sql = (
-                    f"(SELECT min(l.{quote(lookup.value)}) FROM raw.{quote(lookup.table)} AS l "
-                    f"WHERE l.{quote(lookup.key)} = {column})"
-                )
-            label_sql = f"CAST({label_sql} AS VARCHAR)"
-            missing = "unknown"
-        values = [
-            v
-            for (v,) in self.con.execute(
-                f"SELECT DISTINCT {label_sql} AS v FROM raw.{quote(table)} AS t "
-                f"WHERE {where or 'TRUE'} ORDER BY v NULLS LAST"
-            ).fetchall()
-        ]
-        if len(values) > self.spec.max_files:
-            raise LakeSpecError(
-                self.source,
-                [(at, f"{len(values)} parts: more than max_files ({self.spec.max_files})")],
-            )
-        parts: list[_Part] = []
-        used: set[str] = set()
-        for value in values:
-            label = missing if value is None else _label(str(value))
-            while label in used:
-                label += "_"
-            used.add(label)
-            predicate = (
-                f"{label_sql} IS NULL" if value is None else f"{label_sql} = {literal(value)}"
-            )
-            parts.append(_Part(label=label, predicate=predicate))
-        return parts
+    def _split_parts(self, table: str, split: Split, where: str | None, at: str) -> list[Part]:
+        return split_parts(
+            self.con,
+            table,
+            split,
+            where,
+            max_parts=self.spec.max_files,
+            at=at,
+            source=self.source,
+        )
 
     # -- distractors ----------------------------------------------------------------------
 
@@ -587,19 +495,6 @@ def _and(*predicates: str | None) -> str:
 def _seeded_order(items: Sequence[T], seed: int, *parts: object) -> list[T]:
     keyed = sorted(range(len(items)), key=lambda i: salt(seed, *parts, i))
     return [items[i] for i in keyed]
-
-
-def _label(value: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_\-]+", "_", value).strip("_") or "blank"
-
-
-def _describe(split: Split) -> str:
-    if split.by == "none":
-        return "none"
-    if split.by == "period":
-        return f"period:{split.column}:{split.every}"
-    via = f"->{split.lookup.table}.{split.lookup.value}" if split.lookup else ""
-    return f"value:{split.column}{via}"
 
 
 def _join(folder: str, name: str) -> str:

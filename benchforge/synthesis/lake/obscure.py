@@ -26,16 +26,16 @@ from pydantic import BaseModel, Field
 
 from benchforge.core.sql import literal, quote
 from benchforge.synthesis.engine.generate import WAREHOUSE
-from benchforge.synthesis.lake.build import (
-    check_against_dataset,
+from benchforge.synthesis.lake.build import write_lake
+from benchforge.synthesis.lake.loader import check_against_dataset
+from benchforge.synthesis.lake.record import LakeRecord
+from benchforge.synthesis.lake.spec import LakeSpec, ObscureSpec
+from benchforge.synthesis.lake.working import (
     dataset_column_types,
     open_lake_copy,
     read_dataset_record,
     resolve_spec,
-    write_lake,
 )
-from benchforge.synthesis.lake.record import LakeRecord
-from benchforge.synthesis.lake.spec import LakeSpec, ObscureSpec
 from benchforge.synthesis.perturb.seeding import salt
 
 MAPPING_FILE = "obscure_mapping.json"
