@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pytest
 import yaml
 
@@ -51,6 +52,10 @@ def test_shipped_crm_spec_builds_a_small_lake(tmp_path: Path) -> None:
     record = build_lake(dataset, spec, tmp_path / "lake", seed=1)
     assert {f.role for f in record.files} == {"export", "report", "distractor"}
     assert {f.distractor for f in record.files} >= {"near_duplicate", "stale_copy", "unrelated"}
+    with duckdb.connect(str(dataset / "warehouse.duckdb"), read_only=True) as con:
+        for lake_file in record.files:  # each query, run on the dataset, gives the file's rows
+            counted = con.execute(f"SELECT count(*) FROM ({lake_file.query})").fetchone()
+            assert counted == (lake_file.rows,), lake_file.path
     size = sum(p.stat().st_size for p in (tmp_path / "lake" / LAKE_DIR).rglob("*") if p.is_file())
     assert size < 2_000_000
     obscured = obscure(dataset, spec, tmp_path / "obscured", seed=1)
