@@ -366,10 +366,17 @@ def test_bad_where_and_sentence_format_name_the_field(dataset: Path, tmp_path: P
 
 
 def test_a_split_with_too_many_parts_names_it(dataset: Path, tmp_path: Path) -> None:
-    data = spec_data(max_files=50)
+    data = spec_data(max_files=25)
     data["exports"][0]["splits"] = [{"by": "value", "column": "order_id"}]
-    with pytest.raises(LakeSpecError, match=r"exports\.0\.splits\.0: 120 parts: more than"):
-        build_lake(dataset, parse_lake_spec(data), tmp_path / "out", seed=1)
+    data["exports"][0]["name"] = "orders_{part}"
+    data["exports"].append({"table": "notes", "name": "notes_{part}"})
+    data["exports"][-1]["splits"] = [{"by": "value", "column": "note_id"}]
+    build_lake(dataset, parse_lake_spec(spec_data()), tmp_path / "out", seed=1)
+    before = _tree(tmp_path / "out")
+    for exports in (data["exports"], data["exports"][1:]):  # fails first, then after writing
+        with pytest.raises(LakeSpecError, match=r"splits\.0: (120|30) parts: more than"):
+            build_lake(dataset, parse_lake_spec({**data, "exports": exports}), tmp_path / "out", 1)
+        assert _tree(tmp_path / "out") == before  # the lake there is left as it was
 
 
 def test_missing_and_non_yaml_spec_files(tmp_path: Path) -> None:

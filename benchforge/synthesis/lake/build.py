@@ -100,13 +100,21 @@ def write_lake(
 ) -> LakeRecord:
     """The lake of the ``raw`` tables on ``con`` (a working copy), written to ``out_dir``."""
     check_expressions(con, spec, source)
-    lake = _fresh_lake_folder(out_dir)
-    writer = _LakeWriter(con, spec, lake, seed, source)
-    for i, export in enumerate(spec.exports):
-        writer.export(i, export)
-    for i, report in enumerate(spec.reports):
-        writer.report(i, report)
-    writer.distractors()
+    _check_replaceable(out_dir)
+    staging = out_dir / f".{LAKE_DIR}.partial"  # renamed into place once every file is written
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    writer = _LakeWriter(con, spec, staging, seed, source)
+    try:
+        for i, export in enumerate(spec.exports):
+            writer.export(i, export)
+        for i, report in enumerate(spec.reports):
+            writer.report(i, report)
+        writer.distractors()
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     spec_sha = hashlib.sha256(spec.model_dump_json().encode()).hexdigest()
     dataset_sha = hashlib.sha256(
         json.dumps(dataset.table_checksums, sort_keys=True).encode()
@@ -119,6 +127,10 @@ def write_lake(
         obscured=obscured,
         files=sorted(writer.files, key=lambda f: f.path),
     )
+    if (out_dir / LAKE_DIR).exists():
+        (out_dir / RECORD_FILE).unlink()
+        shutil.rmtree(out_dir / LAKE_DIR)
+    staging.rename(out_dir / LAKE_DIR)
     (out_dir / RECORD_FILE).write_text(record.json_text(), encoding="utf-8")
     return record
 
@@ -151,15 +163,11 @@ def check_expressions(con: duckdb.DuckDBPyConnection, spec: LakeSpec, source: Pa
         raise LakeSpecError(source, problems)
 
 
-def _fresh_lake_folder(out_dir: Path) -> Path:
+def _check_replaceable(out_dir: Path) -> None:
+    """A lake folder is replaced only when it is a lake written before (its record is there)."""
     lake = out_dir / LAKE_DIR
-    if lake.exists():
-        if not (out_dir / RECORD_FILE).exists():
-            raise FileExistsError(f"{lake} exists and is not a lake written before: not replaced")
-        shutil.rmtree(lake)
-        (out_dir / RECORD_FILE).unlink()
-    lake.mkdir(parents=True)
-    return lake
+    if lake.exists() and not (out_dir / RECORD_FILE).exists():
+        raise FileExistsError(f"{lake} exists and is not a lake written before: not replaced")
 
 
 class _LakeWriter:
