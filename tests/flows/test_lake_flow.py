@@ -50,7 +50,7 @@ def test_shipped_crm_spec_builds_a_small_lake(tmp_path: Path) -> None:
     build_dataset("crm", scale=0.01, seed=7, out=str(dataset), validate=False)
     spec = REPO_ROOT / "task_specs" / "lake-crm" / "lake.yaml"
     record = build_lake(dataset, spec, tmp_path / "lake", seed=1)
-    assert {f.role for f in record.files} == {"export", "report", "distractor"}
+    assert {f.role for f in record.files} == {"export", "report", "workbook", "distractor"}
     assert {f.distractor for f in record.files} >= {"near_duplicate", "stale_copy", "unrelated"}
     with duckdb.connect(str(dataset / "warehouse.duckdb"), read_only=True) as con:
         for lake_file in record.files:  # each query, run on the dataset, gives the file's rows

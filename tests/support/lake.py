@@ -49,8 +49,9 @@ def tiny_dataset(folder: Path) -> Path:
 
 def spec_data(**overrides: Any) -> dict[str, Any]:
     """Every format once: orders as quarterly (or yearly) CSV in UTF-16, customers as JSON by
-    region, shipped orders as JSON Lines, customers as Parquet, regions as Latin-1 CSV; the
-    cancelled orders stated in a Markdown report only, by customer in a text report."""
+    region, shipped orders as JSON Lines, customers as Parquet, regions as Latin-1 CSV, orders
+    again as an Excel workbook with one block per year; the cancelled orders stated in a
+    Markdown report only, by customer in a text report."""
     data: dict[str, Any] = {
         "exports": [
             {
@@ -117,6 +118,18 @@ def spec_data(**overrides: Any) -> dict[str, Any]:
                 "splits": [{"by": "value", "column": "segment"}],
                 "formats": ["text"],
             },
+        ],
+        "workbooks": [
+            {
+                "table": "orders",
+                "folder": "finance",
+                "name": "orders_register",
+                "sheet": "Orders",
+                "columns": ["order_id", "customer_id", "amount", "ordered_at", "status"],
+                "splits": [{"by": "period", "column": "ordered_at", "every": "year"}],
+                "preamble": ["Order register ({rows} orders)", "Amounts in EUR."],
+                "note": "Orders of {part}: {rows}",
+            }
         ],
         "distractors": {
             "near_duplicates": 2,

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import openpyxl
 import pytest
 import yaml
 
@@ -71,7 +74,7 @@ def _source_types(dataset: Path) -> dict[str, dict[str, str]]:
 
 def test_every_format_is_written(built: tuple[Path, LakeRecord]) -> None:
     out, record = built
-    assert {f.format for f in record.files} == set(TABULAR) | {"markdown", "text"}
+    assert {f.format for f in record.files} == set(TABULAR) | {"markdown", "text", "xlsx"}
     assert {f.distractor for f in record.files if f.role == "distractor"} == {
         "near_duplicate",
         "stale_copy",
@@ -112,6 +115,36 @@ def test_each_file_reads_back_to_its_provenance_rows(
                 got = con.execute(f"SELECT {casts} FROM back").fetchall()
                 con.unregister("back")
             assert got == expected, lake_file.path
+
+
+def test_a_workbook_holds_one_block_per_part_under_its_note(
+    built: tuple[Path, LakeRecord], dataset: Path
+) -> None:
+    out, record = built
+    [book] = [f for f in record.files if f.format == "xlsx"]
+    assert (book.role, book.path) == ("workbook", "finance/orders_register.xlsx")
+    assert [b.part for b in book.blocks] == ["2023", "2024", "undated"]
+    sheet = openpyxl.load_workbook(out / LAKE_DIR / book.path, read_only=True)["Orders"]
+    cells = [list(row) for row in sheet.iter_rows(values_only=True)]
+    assert cells[0][0] == f"Order register ({book.rows} orders)"
+    assert cells[1][0] == "Amounts in EUR."
+
+    def plain(value: object) -> object:
+        if isinstance(value, datetime) and value.time() == datetime.min.time():
+            return value.date()
+        return float(value) if isinstance(value, Decimal) else value
+
+    with duckdb.connect(str(dataset / "warehouse.duckdb"), read_only=True) as con:
+        for block in book.blocks:
+            expected = con.execute(block.query).fetchall()
+            assert cells[block.note_row - 1][0] == f"Orders of {block.part}: {len(expected)}"
+            assert cells[block.header_row - 1][: len(book.columns)] == book.columns
+            rows = cells[block.header_row : block.header_row + block.rows]
+            got = [tuple(plain(v) for v in r[: len(book.columns)]) for r in rows]
+            assert got == [tuple(plain(v) for v in r) for r in expected], block.part
+            after = block.header_row + block.rows  # a blank row, or the sheet's end
+            assert after == len(cells) or not any(cells[after])
+    assert sum(b.rows for b in book.blocks) == book.rows
 
 
 def test_reports_state_their_rows_in_prose(built: tuple[Path, LakeRecord], dataset: Path) -> None:
@@ -291,6 +324,10 @@ def _text_of(path: Path, fmt: str, encoding: str | None) -> str:
         with duckdb.connect() as con:
             rows = con.execute("SELECT * FROM read_parquet(?)", [str(path)]).fetchall()
         return "\n".join(str(v) for row in rows for v in row)
+    if fmt == "xlsx":
+        book = openpyxl.load_workbook(path, read_only=True)
+        cells = [v for ws in book.worksheets for row in ws.iter_rows(values_only=True) for v in row]
+        return "\n".join(str(v) for v in cells if v is not None)
     return path.read_text(encoding=encoding or "utf-8")
 
 

@@ -25,7 +25,7 @@ from benchforge.core.sql import literal, quote
 from benchforge.synthesis.engine.generate import WAREHOUSE
 from benchforge.synthesis.lake.loader import LakeSpecError, check_against_dataset
 from benchforge.synthesis.lake.parts import WHOLE, Part, describe_split, split_parts
-from benchforge.synthesis.lake.record import LakeFile, LakeRecord
+from benchforge.synthesis.lake.record import LakeFile, LakeRecord, SheetBlock
 from benchforge.synthesis.lake.spec import (
     CsvOptions,
     Export,
@@ -33,6 +33,7 @@ from benchforge.synthesis.lake.spec import (
     Report,
     Split,
     TableFormat,
+    Workbook,
     sentence_fields,
 )
 from benchforge.synthesis.lake.working import (
@@ -48,6 +49,7 @@ from benchforge.synthesis.lake.writers import (
     write_json,
     write_parquet,
     write_report,
+    write_xlsx,
 )
 from benchforge.synthesis.perturb.seeding import choose, salt
 
@@ -111,6 +113,8 @@ def write_lake(
             writer.export(i, export)
         for i, report in enumerate(spec.reports):
             writer.report(i, report)
+        for i, workbook in enumerate(spec.workbooks):
+            writer.workbook(i, workbook)
         writer.distractors()
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -141,6 +145,7 @@ def check_expressions(con: duckdb.DuckDBPyConnection, spec: LakeSpec, source: Pa
     problems: list[tuple[str, str]] = []
     items = [("exports", i, e.table, e.where) for i, e in enumerate(spec.exports)]
     items += [("reports", i, r.table, r.where) for i, r in enumerate(spec.reports)]
+    items += [("workbooks", i, w.table, w.where) for i, w in enumerate(spec.workbooks)]
     for kind, i, table, where in items:
         if where is None:
             continue
@@ -255,6 +260,62 @@ class _LakeWriter:
                     sha256=_sha256(target),
                 )
             )
+
+    def workbook(self, index: int, workbook: Workbook) -> None:
+        split_index = choose(range(len(workbook.splits)), self.seed, "split", "workbook", index)
+        split = workbook.splits[split_index]
+        columns = workbook.columns or list(self.types[workbook.table])
+        at = f"workbooks.{index}.splits.{split_index}"
+        parts = self._split_parts(workbook.table, split, workbook.where, at)
+        filters = [_and(workbook.where, part.predicate) for part in parts]
+        queries = [_query(workbook.table, columns, f) for f in filters]
+        notes = [
+            workbook.note.format(table=workbook.table, part=part.label or WHOLE, rows="{rows}")
+            for part in parts
+        ]
+        path = _join(workbook.folder, workbook.name.format(table=workbook.table) + ".xlsx")
+        target = self._target(path)
+        total = self.con.execute(
+            f"SELECT count(*) FROM raw.{quote(workbook.table)} AS t WHERE {_and(workbook.where)}"
+        ).fetchone()
+        preamble = [
+            line.format(table=workbook.table, rows=f"{total[0] if total else 0:,}")
+            for line in workbook.preamble
+        ]
+        written = write_xlsx(
+            self.con,
+            list(zip(notes, queries, strict=True)),
+            target,
+            sheet=workbook.sheet,
+            preamble=preamble,
+        )
+        blocks = [
+            SheetBlock(
+                sheet=workbook.sheet,
+                part=part.label,
+                row_filter=row_filter,
+                note_row=w.note_row,
+                header_row=w.header_row,
+                rows=w.rows,
+                query=query,
+            )
+            for part, row_filter, query, w in zip(parts, filters, queries, written, strict=True)
+        ]
+        self.files.append(
+            LakeFile(
+                path=path,
+                role="workbook",
+                table=workbook.table,
+                columns=columns,
+                row_filter=" OR ".join(f"({f})" for f in filters) or "FALSE",
+                rows=sum(w.rows for w in written),
+                query=" UNION ALL ".join(f"({q})" for q in queries),
+                split=describe_split(split),
+                format="xlsx",
+                blocks=blocks,
+                sha256=_sha256(target),
+            )
+        )
 
     def _split_parts(self, table: str, split: Split, where: str | None, at: str) -> list[Part]:
         return split_parts(

@@ -90,6 +90,12 @@ def check_against_dataset(
         for column in sentence_fields(report.sentence):
             has_column(f"reports.{i}.sentence", report.table, column)
         check_splits(f"reports.{i}", report.table, report.splits)
+    for i, workbook in enumerate(spec.workbooks):
+        if not has_table(f"workbooks.{i}.table", workbook.table):
+            continue
+        for j, column in enumerate(workbook.columns or []):
+            has_column(f"workbooks.{i}.columns.{j}", workbook.table, column)
+        check_splits(f"workbooks.{i}", workbook.table, workbook.splits)
     for i, table in enumerate(spec.distractors.unrelated_tables or []):
         if has_table(f"distractors.unrelated_tables.{i}", table) and table in {
             e.table for e in spec.exports

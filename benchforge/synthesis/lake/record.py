@@ -11,8 +11,20 @@ from pydantic import BaseModel, Field
 
 LAKE_RECORD_VERSION = 1
 
-FileRole = Literal["export", "report", "distractor"]
+FileRole = Literal["export", "report", "workbook", "distractor"]
 DistractorKind = Literal["near_duplicate", "stale_copy", "overlapping_period", "unrelated"]
+
+
+class SheetBlock(BaseModel):
+    """One table block on a workbook's sheet."""
+
+    sheet: str
+    part: str | None
+    row_filter: str
+    note_row: int = Field(description="1-based row of the note line above the header.")
+    header_row: int = Field(description="1-based row of the block's header.")
+    rows: int
+    query: str = Field(description="The block's rows as written, in order.")
 
 
 class LakeFile(BaseModel):
@@ -34,11 +46,14 @@ class LakeFile(BaseModel):
     )
     part: str | None = Field(default=None, description="The split part ('2024-Q3', 'EMEA').")
     split: str = Field(default="none", description="How the export was split.")
-    format: Literal["csv", "json", "jsonl", "parquet", "markdown", "text"]
+    format: Literal["csv", "json", "jsonl", "parquet", "markdown", "text", "xlsx"]
     encoding: str | None = None
     delimiter: str | None = None
     skip_rows: int = Field(default=0, description="Lines of notes above a CSV file's header.")
     sentence: str | None = Field(default=None, description="A report's sentence per row.")
+    blocks: list[SheetBlock] = Field(
+        default_factory=list, description="A workbook's table blocks, top to bottom."
+    )
     sha256: str
 
 

@@ -175,6 +175,36 @@ class Report(_Model):
         return self
 
 
+class Workbook(_Model):
+    """An Excel workbook of one table: every split part is a block on one sheet, a note line
+    above its header and a blank row after its last row, below the workbook's preamble lines:
+    several tables on one sheet, the way people export them."""
+
+    table: str
+    name: str = Field(default="{table}_workbook", description="File name without extension.")
+    folder: str = ""
+    sheet: str = Field(default="Export", min_length=1, max_length=31)
+    columns: list[str] | None = Field(default=None, min_length=1)
+    where: str | None = None
+    splits: list[Split] = Field(default_factory=lambda: _whole(), min_length=1)
+    preamble: list[str] = Field(
+        default_factory=list, description="Lines above the first block ({table}, {rows})."
+    )
+    note: str = Field(
+        default="{table}: {part} ({rows} rows)", description="The line above each block."
+    )
+
+    @field_validator("folder")
+    @classmethod
+    def _folder(cls, value: str) -> str:
+        return Export._folder(value)
+
+    @model_validator(mode="after")
+    def _name(self) -> Workbook:
+        _check_stem(self.name, False)
+        return self
+
+
 class Distractors(_Model):
     """Files no gold answer needs, seeded: ``near_duplicates`` (a revised re-export of a gold
     file: the same rows, numbers slightly changed, a version in its name), ``stale_copies`` (an
@@ -226,6 +256,7 @@ class LakeSpec(_Model):
 
     exports: list[Export] = Field(min_length=1)
     reports: list[Report] = Field(default_factory=list)
+    workbooks: list[Workbook] = Field(default_factory=list)
     distractors: Distractors = Field(default_factory=Distractors)
     obscure: ObscureSpec = Field(default_factory=ObscureSpec)
     max_files: int = Field(default=300, ge=1, description="A bound on a split's fan-out.")

@@ -1,15 +1,18 @@
 """Writing one lake file from a query's rows: CSV (a delimiter and an encoding), JSON (one
-array of objects), JSON Lines, Parquet, and the prose of Markdown or plain-text reports. The
-same rows give the same bytes."""
+array of objects), JSON Lines, Parquet, Excel workbooks (several table blocks on one sheet),
+and the prose of Markdown or plain-text reports. The same rows give the same bytes."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import re
 import string
 import textwrap
+import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, time
 from decimal import Decimal
 from pathlib import Path
@@ -17,6 +20,7 @@ from typing import Any
 
 import duckdb
 import pyarrow.parquet as pq
+from openpyxl import Workbook as XlsxWorkbook
 
 MISSING_IN_PROSE = "not recorded"
 _SENTENCES_PER_PARAGRAPH = 5
@@ -73,6 +77,82 @@ def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> int
     table = fetch()
     pq.write_table(table, path, compression="zstd")
     return int(table.num_rows)
+
+
+@dataclass(frozen=True)
+class BlockWritten:
+    note_row: int
+    header_row: int
+    rows: int
+
+
+_FIXED_TIME = datetime(2000, 1, 1)
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+_MODIFIED = re.compile(rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)")
+
+
+def write_xlsx(
+    con: duckdb.DuckDBPyConnection,
+    blocks: Sequence[tuple[str, str]],
+    path: Path,
+    *,
+    sheet: str,
+    preamble: Sequence[str] = (),
+) -> list[BlockWritten]:
+    """One sheet: the ``preamble`` lines, then per (note, query) block the note line (``{rows}``
+    standing for the block's row count), the header, the rows and one blank row. Dates and
+    numbers are written as Excel values. The zip entries and the workbook's properties carry
+    fixed times, so the same rows give the same bytes."""
+    book = XlsxWorkbook()
+    ws = book.active
+    assert ws is not None
+    ws.title = sheet
+    for line in preamble:
+        ws.append([line])
+    written: list[BlockWritten] = []
+    for note, query in blocks:
+        result = con.execute(query)
+        header = [d[0] for d in result.description]
+        rows = result.fetchall()
+        ws.append([note.replace("{rows}", f"{len(rows):,}")])
+        note_row = ws.max_row
+        ws.append(header)
+        header_row = ws.max_row
+        for row in rows:
+            ws.append([_xlsx_value(v) for v in row])
+        ws.append([])
+        written.append(BlockWritten(note_row=note_row, header_row=header_row, rows=len(rows)))
+    book.properties.created = _FIXED_TIME
+    book.properties.modified = _FIXED_TIME
+    buffer = io.BytesIO()
+    book.save(buffer)
+    _write_fixed_zip(buffer.getvalue(), path)
+    return written
+
+
+def _write_fixed_zip(data: bytes, path: Path) -> None:
+    with (
+        zipfile.ZipFile(io.BytesIO(data)) as source,
+        zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for info in source.infolist():
+            fixed = zipfile.ZipInfo(info.filename, date_time=_ZIP_TIME)
+            fixed.compress_type = zipfile.ZIP_DEFLATED
+            fixed.external_attr = info.external_attr
+            data = source.read(info.filename)
+            if info.filename == "docProps/core.xml":  # openpyxl stamps the save time here
+                data = _MODIFIED.sub(rb"\g<1>2000-01-01T00:00:00Z\g<2>", data)
+            target.writestr(fixed, data)
+
+
+def _xlsx_value(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, time):
+        return value.isoformat()
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value.replace(tzinfo=None)
+    return value
 
 
 def render_sentence(sentence: str, row: dict[str, Any]) -> str:
