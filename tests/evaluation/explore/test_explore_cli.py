@@ -4,6 +4,7 @@ script solves the top-revenue task and gets part of the way on others (wrong ans
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -81,4 +82,14 @@ def test_oracle_100_null_0_and_react_explore_part_of_the_way(tmp_path: Path) -> 
     assert "warehouse.duckdb" not in listing
 
     reported = run_cli(env, tmp_path, "report", "explore")
-    assert "react-explore" in reported
+    assert "## Exploration tasks: explore" in reported and "react-explore" in reported
+    report_dir = tmp_path / "artifacts" / "runs" / "explore"
+    [report_json] = report_dir.rglob("explore-report.json")
+    rows = {r["agent"]: r for r in json.loads(report_json.read_text())["report"]["rows"]}
+    assert rows["oracle"]["accuracy"]["mean"] == rows["oracle"]["gpr"]["mean"] == 1.0
+    assert rows["null"]["accuracy"]["mean"] == rows["null"]["gpr"]["mean"] == 0.0
+    assert rows["null"]["terminations"] == {"silent_stop": 15}
+    assert rows["null"]["first_missed"] == {"1": 15}
+    assert 0 < rows["react-explore"]["gpr"]["mean"] < 1
+    [page] = report_dir.rglob("explore-report.html")
+    assert page.read_text().count("<svg") == 3
