@@ -22,6 +22,7 @@ from benchforge.core.records import TrialScore
 from benchforge.core.settings import BenchforgeSettings, load_settings
 from benchforge.evaluation.dab import report as dab
 from benchforge.evaluation.dab.spec import DabQueryTask
+from benchforge.evaluation.explore import pages as explore
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.leaderboard import (
     build_leaderboard,
@@ -90,6 +91,15 @@ def publish_report(run_id: str) -> ReportSummary:
             ("dab-report.md", dab_markdown),
             ("dab-report.html", dab.to_html(dab_report)),
             ("dab-report.json", dab_report.model_dump_json(indent=1)),
+        ]
+    explore_report = explore.explore_run_report(run_id, scores)
+    if explore_report is not None:
+        explore_markdown = explore.to_markdown(explore_report)
+        markdown = markdown.rstrip("\n") + "\n\n" + explore_markdown
+        pages += [
+            ("explore-report.md", explore_markdown),
+            ("explore-report.html", explore.to_html(explore_report)),
+            ("explore-report.json", explore_report.model_dump_json(indent=1)),
         ]
     uris = {}
     for name, payload in [("leaderboard.md", markdown), *pages]:

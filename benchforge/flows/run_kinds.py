@@ -76,13 +76,21 @@ NIGHTLY_RUN_KINDS: tuple[RunKind, ...] = (
 )
 
 # Shipped, not run by default (they would lengthen every nightly): `benchforge nightly --kind
-# dab` runs one (with the defaults: `--kind de --kind da --kind dab`).
+# dab` runs one (with the defaults: `--kind de --kind da --kind dab`); `explore` runs the
+# exploration suite (docs/explore-tasks.md).
 OPTIONAL_RUN_KINDS: tuple[RunKind, ...] = (
     RunKind(
         name="dab",
         suites=["dab-crm"],
         agents=["oracle", "null", "react-dab"],
         mock_models=["mock-script:react-dab-crm-solve"],
+        epochs=3,
+    ),
+    RunKind(
+        name="explore",
+        suites=["explore-enterprise"],
+        agents=["oracle", "null", "react-explore"],
+        mock_models=["mock-script:react-explore-revenue"],
         epochs=3,
     ),
 )

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from benchforge.core.artifacts import LAYOUT, ArtifactStore
 from benchforge.core.errors import ArtifactError, ArtifactNotFound
+from benchforge.core.records import TrialResult
 from benchforge.evaluation.de.score_cache import scorer_version
 from benchforge.evaluation.families import SubmissionScore, family_of
 from benchforge.evaluation.judges.client import Judge
@@ -53,10 +54,14 @@ class ScoreIdentity(BaseModel):
     submission: str  # digest of the submitted files
     answer: str | None
     judge: str | None = None
+    # digest of the trajectory and termination, for families that score them
+    # (``scores_trajectory``); left out of the key when None, so other keys do not change
+    trajectory: str | None = None
 
     @property
     def key(self) -> str:
-        payload = json.dumps([STORE_FORMAT, self.model_dump()], sort_keys=True)
+        fields = self.model_dump(exclude={"trajectory"} if self.trajectory is None else set())
+        payload = json.dumps([STORE_FORMAT, fields], sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -65,6 +70,17 @@ def family_scorer(module_file: str) -> str:
     """The scoring code's version for a family defined in ``module_file``."""
     own = Path(module_file).read_bytes() if Path(module_file).is_file() else b""
     return hashlib.sha256(scorer_version().encode() + b"\0" + own).hexdigest()
+
+
+def trajectory_fingerprint(result: TrialResult) -> str:
+    """What a trajectory-scoring family reads of a trial beside its answer: each step's kind,
+    name, arguments and output, and how the trial ended (not times, tokens or costs)."""
+    steps = [
+        [step.kind, step.name, step.arguments, step.output, step.tool_calls]
+        for step in result.trajectory
+    ]
+    payload = json.dumps([result.termination, steps], sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 def judge_fingerprint(judge: Judge) -> str:
@@ -91,6 +107,7 @@ class ScoreStore:
         submission_digest: str,
         answer: str | None,
         judge: Judge | None,
+        trajectory: str | None = None,
     ) -> ScoreIdentity:
         family = family_of(task)
         module = inspect.getsourcefile(type(family)) or ""
@@ -105,6 +122,7 @@ class ScoreStore:
             submission=submission_digest,
             answer=answer,
             judge=judge_fingerprint(judge) if family.judged and judge is not None else None,
+            trajectory=trajectory,
         )
 
     def _cached(self, key: str, compute: Callable[[], str]) -> str:

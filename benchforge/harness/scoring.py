@@ -34,7 +34,7 @@ from benchforge.evaluation.families import SubmissionScore, family_of
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.tasks.models import LoadedTask
 from benchforge.harness.executor import rebuild_workspace
-from benchforge.harness.score_store import ScoreIdentity, ScoreStore
+from benchforge.harness.score_store import ScoreIdentity, ScoreStore, trajectory_fingerprint
 from benchforge.harness.store import RunStore
 
 __all__ = [
@@ -186,6 +186,12 @@ def score_trial(
     if family.judged and judge is None:
         return trial_score(result, "unscored", detail=f"{family.name} is judged: no judge given")
     judged = {"judge": judge} if family.judged else {}
+    # a family that scores the way, not only the answer (milestones), gets the trajectory
+    along: dict[str, Any] = {}
+    trajectory_digest: str | None = None
+    if getattr(family, "scores_trajectory", False):
+        along = {"trajectory": result.trajectory, "termination": result.termination}
+        trajectory_digest = trajectory_fingerprint(result)
     if dataset_dir is None:
         raise ValueError(f"{task.key}: no dataset to score against")
     trial_work = private_folder(work / "trials" / run.run_id, result.key.slug)
@@ -215,6 +221,7 @@ def score_trial(
                     answer=result.answer,
                     datasets=by_role,
                     **judged,
+                    **along,
                 )
 
             ident = (
@@ -224,6 +231,7 @@ def score_trial(
                 str(unsandboxed),
                 digest,
                 result.answer or "",
+                trajectory_digest or "",
             )
 
             def identity(
@@ -231,7 +239,9 @@ def score_trial(
             ) -> ScoreIdentity:
                 assert memo is not None and memo.store is not None
                 roles = by_role or {task.spec.primary_role: data}
-                return memo.store.identity(task, roles, digest, result.answer, judge)
+                return memo.store.identity(
+                    task, roles, digest, result.answer, judge, trajectory=trajectory_digest
+                )
 
             kept = identity if memo.store is not None and not unsandboxed else None
             scores[label] = memo.score(ident, compute, kept)

@@ -149,8 +149,8 @@ def test_kinds_are_named_once_and_named_runs_carry_their_task_ids() -> None:
     assert planned_run_id({"run_kinds": "nonsense"}, NIGHT) == "nightly-2026-01-31"
 
 
-def test_the_optional_dab_kind_runs_only_when_named() -> None:
-    (dab,) = OPTIONAL_RUN_KINDS
+def test_the_optional_dab_and_explore_kinds_run_only_when_named() -> None:
+    (dab, explore) = OPTIONAL_RUN_KINDS
     assert (dab.name, dab.suites, dab.epochs) == ("dab", ["dab-crm"], 3)
     assert dab.agents == ["oracle", "null", "react-dab"]
     assert kind_models(dab, has_api_key=False) == ["mock-script:react-dab-crm-solve"]
@@ -158,6 +158,11 @@ def test_the_optional_dab_kind_runs_only_when_named() -> None:
     assert run_kinds(_args("--kind", "dab")) == [dab]
     assert run_kinds(_args("--kind", "da", "--kind", "dab")) == [NIGHTLY_RUN_KINDS[1], dab]
     assert dab not in (run_kinds(_args("--epochs", "2")) or [])
+    assert (explore.name, explore.suites, explore.epochs) == ("explore", ["explore-enterprise"], 3)
+    assert explore.agents == ["oracle", "null", "react-explore"]
+    assert kind_models(explore, has_api_key=False) == ["mock-script:react-explore-revenue"]
+    assert explore not in checked_kinds(None)
+    assert run_kinds(_args("--kind", "explore")) == [explore]
 
 
 def _args(*argv: str) -> argparse.Namespace:

@@ -53,6 +53,10 @@ def section_commands(heading: str) -> list[str]:
 
 
 DAB_RUN = "benchforge run --suite dab-crm --agent oracle --agent null --agent react-dab --epochs 3"
+EXPLORE_RUN = (
+    "benchforge run --suite explore-enterprise --agent oracle --agent null --agent react-explore "
+    "--epochs 3"
+)
 POSTGRES_SECTION = "## Importing from PostgreSQL"
 PRODUCTION_SECTION = "## Running in production"
 DASK_SECTION = "## One run on a Dask cluster"
@@ -108,6 +112,7 @@ def test_every_readme_command_is_covered_here() -> None:
         "python bench/fanout.py",
         "benchforge run --suite da-crm --agent oracle --agent null --agent react-da",
         DAB_RUN,  # test_dab_run_and_report_commands
+        EXPLORE_RUN,  # test_explore_run_command
         "benchforge score-run --rescore",
         "benchforge score-run --rescore --fresh",
         "benchforge task prepare task_specs/da-crm --seed 8",
@@ -283,6 +288,24 @@ def test_dab_run_and_report_commands(workdir: Path) -> None:
     assert react["trials"] == 27 and react["tools"]["sql"] > 0 and react["tools"]["python"] > 0
     assert sum(react["failures"].values()) == pytest.approx(27 * (1 - react["pass_at_k"]["1"]))
     assert "infra_error" not in react["failures"]
+
+
+def test_explore_run_command(workdir: Path) -> None:
+    """The exploration command as written: 15 tasks x (oracle + null + react-explore) x 3
+    epochs; the oracle scores Acc 100 and GPR 100 on every trial, null 0 on both."""
+    env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts"), "BENCHFORGE_OPENAI_API_KEY": ""}
+    ran = run(EXPLORE_RUN, ROOT, env)
+    assert ran.returncode == 0, (ran.stdout + ran.stderr)[-4000:]
+    assert "135 trials" in ran.stdout and "(0 infrastructure errors)" in ran.stdout
+    from benchforge.core.artifacts import open_store
+    from benchforge.harness.store import RunStore
+
+    [run_id] = re.findall(r"^run (\S+): 135 trials", ran.stdout, flags=re.M)
+    scores = RunStore(open_store(str(workdir / "artifacts")), run_id).read_scores()
+    oracle = [s.metrics for s in scores if s.key.agent == "oracle"]
+    null = [s.metrics for s in scores if s.key.agent == "null"]
+    assert len(oracle) == 45 and all(m["accuracy"] == m["gpr"] == 100.0 for m in oracle)
+    assert len(null) == 45 and all(m["accuracy"] == m["gpr"] == 0.0 for m in null)
 
 
 def test_judged_run_rescore_prepare_and_labelling_commands(workdir: Path) -> None:

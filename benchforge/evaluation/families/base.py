@@ -264,6 +264,9 @@ class FamilyBase:
     verifies_on_twin: bool = False
     shares_scoring_work: bool = False
     detail_template: str = NO_DETAIL_TEMPLATE
+    # the harness also passes ``trajectory=`` (the trial's steps) and ``termination=`` (how it
+    # ended) to ``score``: for families that score the way to the answer (explore_milestone)
+    scores_trajectory: bool = False
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         return []

@@ -79,3 +79,45 @@ def test_report_rows_by_hand() -> None:
     # a is first by accuracy (0.5 vs 0) but second by GPR (0.625 vs 0.875): gap +1 / -1
     assert (a.rank_accuracy, a.rank_gpr, a.rank_gap) == (1, 2, 1)
     assert (b.rank_accuracy, b.rank_gpr, b.rank_gap) == (2, 1, -1)
+
+
+def test_the_report_pages_have_the_three_plots_and_escape_agent_names() -> None:
+    from benchforge.evaluation.explore.pages import ExploreRunReport, to_html, to_markdown
+
+    trials = [
+        ExploreTrial(
+            agent="<b>agent</b>",
+            task_id=f"t{i}",
+            epoch=0,
+            difficulty="easy",
+            accuracy=0.0,
+            correct=False,
+            gpr=0.5,
+            tpe=1.0,
+            first_missed_index=2,
+            termination="wrong_answer_stop",
+        )
+        for i in range(3)
+    ] + [
+        ExploreTrial(
+            agent="oracle",
+            task_id="t0",
+            epoch=0,
+            difficulty="easy",
+            accuracy=1.0,
+            correct=True,
+            gpr=1.0,
+            tpe=1.0,
+            ee=0.5,
+            termination="answered",
+        )
+    ]
+    run = ExploreRunReport(run_id="r", report=build_report(trials, resamples=50), trials=4)
+    markdown = to_markdown(run)
+    assert "| <b>agent</b> | 0.0 [0.0, 0.0] | 50.0 [50.0, 50.0] |" in markdown
+    # first missed: milestone 2, three times; termination: three wrong-answer stops
+    assert "| agent | milestone 2 |\n| --- | --- |\n| <b>agent</b> | 3 |" in markdown
+    assert "| <b>agent</b> | 0 | 0 | 0 | 0 | 3 | 0 |" in markdown
+    page = to_html(run)
+    assert page.count("<svg") == 3 and "<b>agent</b>" not in page
+    assert 'id="explore-first-missed"' in page and 'id="explore-terminations"' in page
