@@ -177,10 +177,23 @@ def test_verify_checks_gold_empty_and_hedge(
 ) -> None:
     task, datasets, work = world
     verification = FAMILY.verify(task, datasets[2], work, VerifyOptions())
-    assert {c.name: (c.observed, c.passed) for c in verification.checks} == {
+    named = {c.name: (c.observed, c.passed) for c in verification.checks}
+    assert {k: named[k] for k in ("gold", "empty", "hedge")} == {
         "gold": ("100", True),
         "empty": ("0", True),
         "hedge": ("0", True),
+    }
+    assert {c.group for c in verification.checks} >= {"formats", "reward hacks"}
+    assert [n for n in named if n.startswith("format: ")] == [
+        "format: sentence",
+        "format: bold",
+        "format: table cell",
+    ]
+    assert {n for n in named if n.startswith("near miss: ")} == {
+        "near miss: off by one",
+        "near miss: another unit",
+        "near miss: among many",
+        "near miss: hidden",
     }
     assert verification.problems == []
 
@@ -240,6 +253,28 @@ def run_cli(env: dict[str, str], cwd: Path, *args: str) -> str:
     )
     assert done.returncode == 0, f"{args}: {done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_every_shipped_query_takes_its_formats_and_refuses_its_near_misses(
+    tmp_path: Path,
+) -> None:
+    """``task verify`` on each dab-crm query: the gold in several legitimate formats scores
+    100, each near miss (glued inside a word, among many values, another unit, outside the
+    tolerance, hidden from readers, a list out of order or short) 0."""
+    from benchforge.synthesis.dataset import build_dataset
+
+    crm = tmp_path / "crm"
+    build_dataset("crm", scale=0.01, seed=7, out=str(crm), validate=False)
+    folders = sorted((REPO_ROOT / "task_specs" / "dab-crm").glob("*/task.yaml"))
+    assert len(folders) >= 8
+    for task_file in folders:
+        task = load_task(task_file.parent)
+        verification = FAMILY.verify(task, crm, tmp_path / "work", VerifyOptions())
+        kinds = {c.group for c in verification.checks}
+        assert {"formats", "reward hacks"} <= kinds, task.spec.id
+        assert sum(c.name.startswith("near miss: ") for c in verification.checks) >= 3
+        assert verification.problems == [], (task.spec.id, verification.problems)
 
 
 @pytest.mark.slow

@@ -42,6 +42,7 @@ from benchforge.core.records.verification import (
 from benchforge.core.sandbox import SandboxBackend
 from benchforge.evaluation.dab.agent_data import perturb_folder, perturbed_data
 from benchforge.evaluation.dab.gold import DabGold, dab_gold, gold_sentence
+from benchforge.evaluation.dab.probes import legitimate_answers, near_misses
 from benchforge.evaluation.dab.spec import DabQueryTask
 from benchforge.evaluation.dab.validators import (
     ExactValue,
@@ -234,6 +235,14 @@ class DabQueryFamily(FamilyBase):
         hedge = _hedge(gold)
         if hedge is not None:
             checks.append(VerificationCheck.of_score("hedge", HACKS, scored(hedge), 0.0))
+        for name, answer in legitimate_answers(gold.validator):
+            checks.append(
+                VerificationCheck.of_score(f"format: {name}", FORMATS, scored(answer), 100.0)
+            )
+        for name, answer in near_misses(gold.validator):
+            checks.append(
+                VerificationCheck.of_score(f"near miss: {name}", HACKS, scored(answer), 0.0)
+            )
         return TaskVerification(
             task=task.key,
             dataset=str(dataset_dir),
@@ -253,5 +262,7 @@ def _hedge(gold: DabGold) -> str | None:
         return f"either {validator.value:g} or {wrong:g}"
     return None
 
+
+FORMATS = "formats"  # the gold written in other legitimate ways (``dab.probes``)
 
 register(DabQueryFamily())
