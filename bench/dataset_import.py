@@ -4,8 +4,9 @@
 Prints, in one run:
 - rows/s of ``import_dataset`` from a folder of CSV files, a folder of Parquet files and a DuckDB
   file, with validation (profile + Great Expectations suite, the command's default) and without
-  (``--no-validate``), best of ``--repeat``; a validated import also shows its profile and GE
-  times apart. The data: ``--rows`` rows over 3 tables (customers <- orders <- order_lines,
+  (``--no-validate``), best of ``--repeat`` (the table of runs; the ratios are paired, see
+  below); a validated import also shows its profile and GE times apart. The data: ``--rows``
+  rows over 3 tables (customers <- orders <- order_lines,
   foreign keys between them; integers, decimals, dates, timestamps, short and low-cardinality
   text, nullable columns), made once with DuckDB (``COPY ... TO`` CSV / Parquet, and a DuckDB
   file with the same tables in schema ``raw``) and cached in ``--data``;
@@ -14,9 +15,13 @@ Prints, in one run:
   under the importer's memory limit) then ``COPY raw.t TO`` Parquet (zstd): the least any importer
   must do. The importer does more: it sniffs a CSV file whole (and reads it with
   ``sample_size = -1``), counts rows, hashes each Parquet file, writes a manifest and publishes;
-- the ratios import / floor for each source, with and without validation, and the share of a
-  validated import spent validating; PASS / FAIL for a validated import from CSV against
-  ``TARGETS["validated"]`` (at least half the floor's rows/s);
+- the ratios import / floor for each source, with and without validation, each the median over
+  the repeats of one back-to-back pair (the floor and the import one after the other, their
+  order alternating from one repeat to the next, so a change of load between repeats moves both
+  sides of a pair alike: the machine is shared), and the share of a validated import spent
+  validating; PASS / FAIL for a validated import from CSV against ``TARGETS["validated"]`` (at
+  least half the floor's rows/s), the median of ``--pairs`` pairs (extra pairs of CSV alone
+  after the ``--repeat`` rounds of every source);
 - peak RSS of each pass (import with and without validation, floor) at ``--rows`` and at
   ``--small-rows`` (rows / 10 by default), and their ratio: an import streams, its memory should
   not grow with the data. DuckDB's buffer pool does fill toward its ``memory_limit`` as the data
@@ -33,7 +38,7 @@ process's peak RSS is its own (``os.wait4``: the kernel's rusage of that one chi
 ``--rows 20000 --small-rows 2000 --repeat 1``.
 
 Usage: python bench/dataset_import.py [--rows 5000000] [--small-rows N] [--repeat 2]
-       [--budget-minutes 8] [--data DIR] [--postgres URL] [--keep DIR]
+       [--pairs 3] [--budget-minutes 10] [--data DIR] [--postgres URL] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -483,27 +488,44 @@ def print_runs(sources: list[Source], runs: Runs) -> None:
         print(f"WARNING: the import and the floor hold different row counts for {', '.join(odd)}")
 
 
+def paired_ratios(runs: Runs, kind: str, mode: str) -> list[float]:
+    """Floor seconds over import seconds, per repeat: the two ran back to back (in alternating
+    order), so a change of load between repeats moves both sides of one pair alike."""
+    return [
+        float(f["seconds"]) / float(x["seconds"])
+        for f, x in zip(runs[(kind, "floor")], runs[(kind, mode)], strict=False)
+    ]
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
 def print_ratios(sources: list[Source], runs: Runs) -> None:
-    """Import / floor in rows/s (the floor's seconds over the import's), and the share of a
-    validated import's time spent in its profile and GE steps (timed inside that run)."""
-    print(f"\n{'ratio':<52}{'value':>9}")
+    """Import / floor in rows/s: the median over the repeats of each repeat's pair (the floor's
+    seconds over the import's, measured back to back), and the share of a validated import's
+    time spent in its profile and GE steps (timed inside that run)."""
+    print(f"\n{'ratio (median of back-to-back pairs)':<52}{'value':>9}   pairs")
     for source in sources:
-        on, off, floor = (best(runs[(source.kind, m)]) for m in MODES)
-        for label, value in (
-            ("import / floor, validation off", f"{floor['seconds'] / off['seconds']:>9.2f}"),
-            ("import / floor, validation on", f"{floor['seconds'] / on['seconds']:>9.2f}"),
-            (
-                "validation share of a validated import",
-                f"{(on['profile_seconds'] + on['validate_seconds']) / on['seconds']:>8.0%}",
-            ),
+        on = best(runs[(source.kind, "on")])
+        for label, mode in (
+            ("import / floor, validation off", "off"),
+            ("import / floor, validation on", "on"),
         ):
-            print(f"{source.kind + ': ' + label:<52}{value}")
-    on, floor = (best(runs[(TARGET_SOURCE, m)]) for m in ("on", "floor"))
-    ratio = floor["seconds"] / on["seconds"]
+            pairs = paired_ratios(runs, source.kind, mode)
+            listed = ", ".join(f"{r:.2f}" for r in pairs)
+            print(f"{source.kind + ': ' + label:<52}{median(pairs):>9.2f}   {listed}")
+        share = (on["profile_seconds"] + on["validate_seconds"]) / on["seconds"]
+        print(f"{source.kind + ': validation share of a validated import':<52}{share:>8.0%}")
+    pairs = paired_ratios(runs, TARGET_SOURCE, "on")
+    ratio = median(pairs)
     slow = ratio < TARGETS["validated"]
     print(
         f"a validated import from {TARGET_SOURCE.upper()} runs at x{ratio:.2f} the DuckDB floor's "
-        f"rows/s (target >= {TARGETS['validated']:g}) {'FAIL' if slow else 'PASS'}"
+        f"rows/s, the median of {len(pairs)} back-to-back pairs (target >= "
+        f"{TARGETS['validated']:g}) {'FAIL' if slow else 'PASS'}"
     )
 
 
@@ -572,9 +594,15 @@ def main() -> None:
     parser.add_argument("--small-rows", type=int, help="rows of the RSS baseline (rows / 10)")
     parser.add_argument("--repeat", type=int, default=2, help="runs of each pass (best)")
     parser.add_argument(
+        "--pairs",
+        type=int,
+        default=3,
+        help=f"back-to-back floor / validated import pairs from {TARGET_SOURCE} (median)",
+    )
+    parser.add_argument(
         "--budget-minutes",
         type=float,
-        default=8.0,
+        default=10.0,
         help="skip further repeats when one would end the measurements past this",
     )
     parser.add_argument("--data", type=Path, default=CACHE, help=f"data cache (default {CACHE})")
@@ -639,8 +667,18 @@ def main() -> None:
             skipped = args.repeat - i
             break
         for source in sources:
-            for mode in MODES:
+            # the floor and the imports back to back, in alternating order (see paired_ratios)
+            for mode in MODES if i % 2 else tuple(reversed(MODES)):
                 runs.setdefault((source.kind, mode), []).append(measure(source, mode, "big"))
+    per_repeat = (time.perf_counter() - started) / len(runs[(TARGET_SOURCE, "on")])
+    target = next(s for s in sources if s.kind == TARGET_SOURCE)
+    while len(runs[(TARGET_SOURCE, "on")]) < args.pairs:
+        i = len(runs[(TARGET_SOURCE, "on")])
+        elapsed = time.perf_counter() - started
+        if elapsed + per_repeat / len(sources) > args.budget_minutes * 60:
+            break
+        for mode in ("floor", "on") if i % 2 == 0 else ("on", "floor"):
+            runs[(TARGET_SOURCE, mode)].append(measure(target, mode, "big"))
     small: Runs = {(s.kind, m): [measure(s, m, "small")] for s in small_sources for m in MODES}
 
     print_runs(sources, runs)

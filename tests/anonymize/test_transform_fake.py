@@ -15,7 +15,9 @@ from benchforge.anonymize.transform.fake import (
     FakeSpace,
     build_fake_space,
     fake_column,
+    mapped_column,
     pool_entries,
+    value_map_sql,
 )
 from benchforge.anonymize.transform.sql import SRC
 
@@ -72,6 +74,25 @@ def test_same_original_same_fake_in_two_tables_and_the_documented_index() -> Non
     assert a[1] == b[2]
     assert a[0] == _expected("WALSH", rule)
     assert b[1] == _expected("SVENSSON", rule)
+
+
+def test_value_map_releases_what_the_whole_space_join_releases() -> None:
+    rule = Fake(provider="last_name", pool_size=500)
+    b_values = ["walsh ", "Svensson", "Hurst", None, "", "  ", "WALSH", "Svensson"]
+    con = _con({"a": ["Walsh", "Hurst", None, "Webster"], "b": b_values})
+    space = _space(rule, ["a", "b"])
+    build_fake_space(con, space, KEY, SEED)
+    con.execute(f"CREATE TABLE work.main.vm AS {value_map_sql(space, 'b', [(3, 'v')])}")
+    sql = mapped_column("v", "(SELECT v, out FROM work.main.vm WHERE __ci = 3)", "m")
+    fast = [
+        r[0]
+        for r in con.execute(
+            f"SELECT {sql.expr} FROM src.raw.b {SRC} {' '.join(sql.joins)} ORDER BY {SRC}.rowid"
+        ).fetchall()
+    ]
+    assert fast == _released(con, space, "b")
+    walsh = _expected("WALSH", rule)
+    assert fast[0] == fast[6] == walsh and fast[3] is None and fast[1] == fast[7]
 
 
 def test_two_runs_agree_and_another_secret_differs() -> None:

@@ -17,9 +17,11 @@ from benchforge.anonymize.transform.pseudonym import (
     ENUMERATED,
     KeySpace,
     build_key_space,
+    mapped_column,
     pseudonym_column,
     resolved_in_column,
     resolved_per_column,
+    value_map_sql,
 )
 from benchforge.anonymize.transform.sql import SRC, TransformError
 
@@ -247,6 +249,57 @@ def test_a_foreign_key_and_its_primary_key_map_identically_and_drift_survives() 
     assert c4 is None
     assert c5.upper().strip() == a1
     assert a1 != "ACC-001" and a1.startswith("ACC-")
+
+
+def _released_both_ways(
+    con: duckdb.DuckDBPyConnection, space: KeySpace, table: str, type_: str
+) -> tuple[list, list]:
+    """A member column released through the whole space (the reference) and through the
+    table's value map (the pass's path), in row order."""
+    reference_sql = pseudonym_column(space, "v", type_, "m")
+    con.execute(
+        f"CREATE OR REPLACE TABLE work.main.vm AS {value_map_sql(space, table, [(0, 'v')])}"
+    )
+    fast_sql = mapped_column(space, "v", type_, "(SELECT v, out FROM work.main.vm)", "m")
+    out = []
+    for sql in (reference_sql, fast_sql):
+        out.append(
+            [
+                r[0]
+                for r in con.execute(
+                    f"SELECT {sql.expr} FROM src.raw.{table} {SRC} {' '.join(sql.joins)} "
+                    f"ORDER BY {SRC}.rowid"
+                ).fetchall()
+            ]
+        )
+    return out[0], out[1]
+
+
+def test_value_map_releases_what_the_whole_space_join_releases() -> None:
+    drift = ["ACC-001", "acc-002", " ACC-003  ", None, "acc-001", "Acc-001", "", "  ", "ACC-001"]
+    con = _con({"accounts": ["ACC-001", "ACC-002", "ACC-003"], "contacts": drift})
+    space = _space(["accounts", "contacts"])
+    build_key_space(con, space, KEY)
+    reference_rows, fast_rows = _released_both_ways(con, space, "contacts", "VARCHAR")
+    assert fast_rows == reference_rows
+    a1 = reference("ACC-001")
+    assert fast_rows[:5] == [
+        a1,
+        reference("ACC-002").lower(),
+        f" {reference('ACC-003')}  ",
+        None,
+        a1.lower(),
+    ]
+    assert fast_rows[6] == "" and fast_rows[8] == a1  # an empty key maps to itself
+
+    ints = _con({"t": [1_000_003 * i + 17 for i in range(1, 50)] + [None, -123456, 17]})
+    int_space = _space(["t"], integer=True)
+    build_key_space(ints, int_space, KEY)
+    reference_ints, fast_ints = _released_both_ways(ints, int_space, "t", "BIGINT")
+    assert fast_ints == reference_ints
+    assert fast_ints[49] is None and fast_ints[50] == -(
+        100000 + int(_h("-123456")[:15], 16) % 900000
+    )
 
 
 def test_different_secret_gives_different_pseudonyms() -> None:

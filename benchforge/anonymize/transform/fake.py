@@ -342,9 +342,36 @@ def _make_unique(
 
 
 def fake_column(space: FakeSpace, column: str, alias: str) -> ColumnSQL:
+    """The released value of a member column (the reference form: the pass joins a per-table
+    :func:`value_map_sql` instead, through :func:`mapped_column`)."""
     v = col(SRC, column)
     join = f"LEFT JOIN {space.table} {alias} ON {alias}.canon = {canonical(space, v)}"
     return ColumnSQL(expr=f"{alias}.fake", joins=[join])
+
+
+def value_map_sql(
+    space: FakeSpace, table: str, columns: list[tuple[int, str]], source: str = "src"
+) -> str:
+    """A query (``__ci``, ``v``, ``out``): for each member column of ``table`` (numbered by
+    ``__ci``), its distinct non-NULL originals with their fakes, so the release joins a column
+    on the original value itself (no canonical computed per row)."""
+    needed = " UNION ALL ".join(
+        f"SELECT {i} AS __ci, {qi(c)} AS v FROM {source}.raw.{qi(table)}" for i, c in columns
+    )
+    return (
+        f"SELECT d.__ci, d.v, m.fake AS out "
+        f"FROM (SELECT DISTINCT __ci, v FROM ({needed}) WHERE v IS NOT NULL) d "
+        f"JOIN {space.table} m ON m.canon = {canonical(space, 'd.v')}"
+    )
+
+
+def mapped_column(column: str, values: str, alias: str) -> ColumnSQL:
+    """The released value of a member column through ``values``, the column's rows of a
+    :func:`value_map_sql` (equal to :func:`fake_column`)."""
+    return ColumnSQL(
+        expr=f"{alias}.out",
+        joins=[f"LEFT JOIN {values} {alias} ON {alias}.v = {col(SRC, column)}"],
+    )
 
 
 def resolved_in_column(

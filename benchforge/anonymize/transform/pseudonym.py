@@ -495,22 +495,58 @@ def resolved_per_column(
 
 def pseudonym_column(space: KeySpace, column: str, type_: str, alias: str) -> ColumnSQL:
     """The released value of a member column: the mapped pseudonym with the original's surface
-    form (spaces, all-lower case) re-applied; NULL stays NULL."""
+    form (spaces, all-lower case) re-applied; NULL stays NULL. The reference form: the pass
+    joins a per-table :func:`value_map_sql` instead (:func:`mapped_column`), which computes the
+    same value once per distinct original rather than once per row."""
     v = col(SRC, column)
     join = f"LEFT JOIN {space.table} {alias} ON {alias}.canon = {canonical(space, v)}"
     p = f"{alias}.pseudo"
     if space.integer:
         return ColumnSQL(expr=f"CAST({p} AS {type_})", joins=[join])
-    if not space.rule.case_insensitive:
-        return ColumnSQL(expr=p, joins=[join])
+    return ColumnSQL(expr=_surface(space, v, p), joins=[join])
+
+
+def _surface(space: KeySpace, v: str, p: str) -> str:
+    """The released text of the original ``v`` whose canonical maps to the pseudonym ``p``."""
+    if space.integer or not space.rule.case_insensitive:
+        return p
     trimmed = f"trim({v})"
     lower = f"({trimmed} = lower({trimmed}) AND {trimmed} <> upper({trimmed}))"
     lead = f"left({v}, length({v}) - length(ltrim({v})))"
     trail = f"right({v}, length({v}) - length(rtrim({v})))"
     cased = f"CASE WHEN {lower} THEN lower({p}) ELSE {p} END"
     # an unpadded value (nearly all) skips cutting and re-joining its empty padding
-    expr = (
+    return (
         f"CASE WHEN {v} IS NULL THEN NULL WHEN {v} = {trimmed} THEN {cased} "
         f"ELSE {lead} || {cased} || {trail} END"
     )
-    return ColumnSQL(expr=expr, joins=[join])
+
+
+def value_map_sql(
+    space: KeySpace, table: str, columns: list[tuple[int, str]], source: str = "src"
+) -> str:
+    """A query (``__ci``, ``v``, ``out``): for each member column of ``table`` (numbered by
+    ``__ci``), its distinct non-NULL originals ``v`` with their released text ``out`` (what
+    :func:`pseudonym_column` gives for a row holding ``v``; VARCHAR, integer spaces too).
+
+    The release joins a column to it on the original value itself: canonicalizing and
+    re-applying the surface form run once per distinct original, not once per row, and the
+    join builds over the originals this table holds, not every key of the warehouse."""
+    needed = " UNION ALL ".join(
+        f"SELECT {i} AS __ci, {qi(c)} AS v FROM {source}.raw.{qi(table)}" for i, c in columns
+    )
+    return (
+        f"SELECT d.__ci, d.v, {_surface(space, 'd.v', 'm.pseudo')} AS out "
+        f"FROM (SELECT DISTINCT __ci, v FROM ({needed}) WHERE v IS NOT NULL) d "
+        f"JOIN {space.table} m ON m.canon = {canonical(space, 'd.v')}"
+    )
+
+
+def mapped_column(space: KeySpace, column: str, type_: str, values: str, alias: str) -> ColumnSQL:
+    """The released value of a member column through ``values``, the column's rows of a
+    :func:`value_map_sql` (equal to :func:`pseudonym_column`); NULL stays NULL."""
+    out = f"{alias}.out"
+    return ColumnSQL(
+        expr=f"CAST({out} AS {type_})" if space.integer else out,
+        joins=[f"LEFT JOIN {values} {alias} ON {alias}.v = {col(SRC, column)}"],
+    )
