@@ -41,6 +41,7 @@ SHIPPED = {
     "ds-star-lake-solve",
     "ds-star-lake-mistakes",
     "ds-guru-lake-solve",
+    "react-dab-crm-substring",
 }
 REACT_DE_TOOLS = {"bash", "create_file", "edit_file", "run_dbt", "terminate"}
 

@@ -20,8 +20,10 @@ from pydantic import ValidationError
 
 import benchforge.synthesis.perturb  # noqa: F401  (registers the perturb derivation)
 from benchforge.core.artifacts import LAYOUT, open_store
+from benchforge.core.engines import TrialDatabases, load_db_config
 from benchforge.core.records import DatasetRecord
 from benchforge.core.records.trials import SOLUTION_ANSWER_FILE
+from benchforge.evaluation.dab.agent_data import perturbed_data
 from benchforge.evaluation.dab.gold import DabGold
 from benchforge.evaluation.dab.spec import DabQueryTask, ExactRule, GoldShapeError
 from benchforge.evaluation.dab.validators import ExactValue
@@ -275,6 +277,30 @@ def test_every_shipped_query_takes_its_formats_and_refuses_its_near_misses(
         assert {"formats", "reward hacks"} <= kinds, task.spec.id
         assert sum(c.name.startswith("near miss: ") for c in verification.checks) >= 3
         assert verification.problems == [], (task.spec.id, verification.problems)
+
+    # react-dab-crm-substring's mistake bites: its substring match on the descriptions counts
+    # more High-priority cases than the gold, on the perturbed databases as the agent gets them
+    script = yaml.safe_load(
+        (REPO_ROOT / "benchforge/agents/mock_llm/scripts/react-dab-crm-substring.yaml").read_text()
+    )
+    sqls = [
+        call["arguments"]["sql"]
+        for reply in script["replies"]
+        for call in reply.get("tool_calls", [])
+        if call["name"] == "query_db"
+    ]
+    task = load_task(REPO_ROOT / "task_specs" / "dab-crm" / "crm-dab-high-cases-mobile")
+    assert isinstance(task.spec, DabQueryTask)
+    gold = FAMILY.prepare_gold(task, crm, tmp_path / "work")
+    agent = perturbed_data(crm, task.folder / task.spec.perturb, tmp_path / "work")
+    with TrialDatabases(load_db_config(agent / "db_config.yaml")) as dbs:
+        cases = dbs.query_db("support", sqls[0])
+        mobile = dbs.query_db("customers", sqls[1])
+        assert cases.kind == mobile.kind == "result"
+        mobile_numbers = {row[0] for row in mobile.rows}
+        counted = sum(row[0] in mobile_numbers for row in cases.rows)
+    assert isinstance(gold.validator, ExactValue) and isinstance(gold.validator.value, int)
+    assert counted > gold.validator.value
 
 
 @pytest.mark.slow

@@ -291,21 +291,56 @@ def test_dab_run_and_report_commands(workdir: Path) -> None:
 
 
 def test_explore_run_command(workdir: Path) -> None:
-    """The exploration command as written: 15 tasks x (oracle + null + react-explore) x 3
-    epochs; the oracle scores Acc 100 and GPR 100 on every trial, null 0 on both."""
+    """The exploration commands as written: 15 tasks x (oracle + null + react-explore) x 3
+    epochs; the oracle scores Acc 100 and GPR 100 on every trial, null 0 on both, and
+    react-explore's offline script solves the top-revenue task and gets part of the way on
+    others; then the report with its intervals and plots."""
+    from benchforge.core.artifacts import open_store
+    from benchforge.evaluation.families.explore import ExploreDetail
+    from benchforge.harness.store import RunStore
+
     env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "artifacts"), "BENCHFORGE_OPENAI_API_KEY": ""}
     ran = run(EXPLORE_RUN, ROOT, env)
     assert ran.returncode == 0, (ran.stdout + ran.stderr)[-4000:]
     assert "135 trials" in ran.stdout and "(0 infrastructure errors)" in ran.stdout
-    from benchforge.core.artifacts import open_store
-    from benchforge.harness.store import RunStore
-
     [run_id] = re.findall(r"^run (\S+): 135 trials", ran.stdout, flags=re.M)
-    scores = RunStore(open_store(str(workdir / "artifacts")), run_id).read_scores()
+    store = RunStore(open_store(str(workdir / "artifacts")), run_id)
+    scores = store.read_scores()
     oracle = [s.metrics for s in scores if s.key.agent == "oracle"]
     null = [s.metrics for s in scores if s.key.agent == "null"]
     assert len(oracle) == 45 and all(m["accuracy"] == m["gpr"] == 100.0 for m in oracle)
     assert len(null) == 45 and all(m["accuracy"] == m["gpr"] == 0.0 for m in null)
+    react = {s.key.task_id: s for s in scores if s.key.agent == "react-explore"}
+    solved = react["ent-top-revenue-industry"]
+    assert solved.success and solved.metrics["gpr"] == 100.0 and "ee" in solved.metrics
+    growth = react["ent-revenue-growth-top-industry"]
+    assert not growth.success and growth.metrics["gpr"] == 50.0
+    assert isinstance(growth.breakdown, ExploreDetail)
+    assert growth.breakdown.milestones.first_missed == "prior_revenue"
+    assert growth.breakdown.termination == "wrong_answer_stop"
+    # the agent's data is the environment alone: no record of the noise, no clean warehouse
+    result, *_ = [  # one per epoch
+        store.read_result(slug)
+        for slug in store.finished_slugs()
+        if "react-explore" in slug and "ent-top-revenue-industry@" in slug
+    ]
+    listing = next(s.output or "" for s in result.trajectory if s.kind == "tool")
+    assert "database/" in listing and "noise.json" not in listing
+    assert "warehouse.duckdb" not in listing
+
+    reported = run("benchforge report", ROOT, env)
+    assert reported.returncode == 0, (reported.stdout + reported.stderr)[-4000:]
+    assert "## Exploration tasks" in reported.stdout and "react-explore" in reported.stdout
+    [report_json] = (workdir / "artifacts" / "runs" / run_id).rglob("explore-report.json")
+    rows = {r["agent"]: r for r in json.loads(report_json.read_text())["report"]["rows"]}
+    assert rows["oracle"]["accuracy"]["mean"] == rows["oracle"]["gpr"]["mean"] == 1.0
+    assert rows["null"]["accuracy"]["mean"] == rows["null"]["gpr"]["mean"] == 0.0
+    assert rows["null"]["terminations"] == {"silent_stop": 45}
+    assert rows["null"]["first_missed"] == {"1": 45}
+    assert rows["react-explore"]["accuracy"]["interval"] is not None
+    assert 0 < rows["react-explore"]["gpr"]["mean"] < 1
+    [page] = (workdir / "artifacts" / "runs" / run_id).rglob("explore-report.html")
+    assert page.read_text().count("<svg") == 3
 
 
 def test_judged_run_rescore_prepare_and_labelling_commands(workdir: Path) -> None:
