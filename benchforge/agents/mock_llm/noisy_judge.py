@@ -303,7 +303,6 @@ class NoisyJudgePolicy:
             scores[dimension] = DimensionJudgement(score=round(score_a, 3), reason="noisy")
         return GsbReply(readability=scores["readability"], depth=scores["depth"])
 
-
     def _milestones(self, payload: Mapping[str, Any], call: str, repeat: str) -> MilestonesReply:
         verdicts = []
         for milestone in payload.get("milestones") or []:

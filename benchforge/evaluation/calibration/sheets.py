@@ -47,14 +47,14 @@ def sample_cases(cases: CaseSet, per_stratum: int, seed: int) -> CaseSet:
     together: dict[str, list[str]] = {}
     for case in cases.cases:
         stratum: tuple[str, str, str] = (case.task, case.agent, case.kind)
-        unit = case.unit
-        if unit is None:
+        shared = case.unit
+        if shared is None:
             units[stratum].append([case.case_id])
-        elif unit in together:
-            together[unit].append(case.case_id)  # the unit is already in its stratum
+        elif shared in together:
+            together[shared].append(case.case_id)  # the unit is already in its stratum
         else:
-            together[unit] = [case.case_id]
-            units[stratum].append(together[unit])
+            together[shared] = [case.case_id]
+            units[stratum].append(together[shared])
     rng = random.Random(seed)
     chosen: set[str] = set()
     for stratum in sorted(units):

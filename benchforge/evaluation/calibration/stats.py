@@ -736,9 +736,7 @@ def kind_stats(data: KindData, settings: BootstrapSettings) -> KindStats:
             judge=figures["alpha_judge"], humans=_noted(figures["alpha_humans"], human_note)
         ),
         accuracy=(
-            Paired(
-                judge=figures["accuracy"], humans=_noted(figures["accuracy_humans"], human_note)
-            )
+            Paired(judge=figures["accuracy"], humans=_noted(figures["accuracy_humans"], human_note))
             if hits is not None
             else None
         ),

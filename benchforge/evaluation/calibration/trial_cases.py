@@ -94,9 +94,7 @@ def trial_cases(trial: JudgedTrial) -> list[CalibrationCase]:
     return cases
 
 
-def case_set(
-    trials: Iterable[JudgedTrial], extra: Iterable[CalibrationCase] = ()
-) -> CaseSet:
+def case_set(trials: Iterable[JudgedTrial], extra: Iterable[CalibrationCase] = ()) -> CaseSet:
     """The cases of ``trials`` with the rubrics they cite, each rubric once by version, then
     the ``extra`` cases that cite no rubric (``TaskFamily.verdict_cases``: milestones)."""
     rubrics: dict[str, Any] = {}

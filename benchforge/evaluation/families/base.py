@@ -231,7 +231,9 @@ class TaskFamily(Protocol):
         judged). Judge calibration builds its cases from it."""
         ...
 
-    def verdict_cases(self, task: LoadedTask, gold: Any, score: TrialScore) -> list[CalibrationCase]:
+    def verdict_cases(
+        self, task: LoadedTask, gold: Any, score: TrialScore
+    ) -> list[CalibrationCase]:
         """Calibration cases for what the family's judge decided on a scored trial beyond
         the judged output's rubric (e.g. one case per milestone of the trial's gold path),
         from ``gold`` and the trial's score breakdown, each self-contained; [] when none."""
@@ -347,7 +349,9 @@ class FamilyBase:
     def judged_material(self, task: LoadedTask, gold: Any) -> JudgedMaterial | None:
         return None
 
-    def verdict_cases(self, task: LoadedTask, gold: Any, score: TrialScore) -> list[CalibrationCase]:
+    def verdict_cases(
+        self, task: LoadedTask, gold: Any, score: TrialScore
+    ) -> list[CalibrationCase]:
         return []
 
     def generate(

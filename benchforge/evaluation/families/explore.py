@@ -238,7 +238,9 @@ class ExploreMilestoneFamily(FamilyBase):
             ),
         )
 
-    def verdict_cases(self, task: LoadedTask, gold: Any, score: TrialScore) -> list[CalibrationCase]:
+    def verdict_cases(
+        self, task: LoadedTask, gold: Any, score: TrialScore
+    ) -> list[CalibrationCase]:
         """One case per milestone the judge decided on the trial (a trial whose milestones
         went unscored has none): the question, the gold path, the excerpts the judge was
         shown, the final answer; the cases of a trial share one judge call."""

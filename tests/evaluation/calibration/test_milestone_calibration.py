@@ -16,8 +16,14 @@ import pytest
 from benchforge.agents.mock_llm.milestone_judge import faithful_milestones
 from benchforge.agents.mock_llm.noisy_judge import NoisyJudgePolicy, TruthIndex
 from benchforge.agents.mock_llm.policies import PolicyReply, PolicyRequest, message_text
-from benchforge.core.llm import LlmCallRecord, LlmClientView, LlmConfig, LlmLedger, LlmResponse
-from benchforge.core.llm import LlmUsage
+from benchforge.core.llm import (
+    LlmCallRecord,
+    LlmClientView,
+    LlmConfig,
+    LlmLedger,
+    LlmResponse,
+    LlmUsage,
+)
 from benchforge.evaluation.calibration.cases import (
     CalibrationCase,
     CasesError,
@@ -28,8 +34,8 @@ from benchforge.evaluation.calibration.cases import (
 )
 from benchforge.evaluation.calibration.gate import GateSettings
 from benchforge.evaluation.calibration.labels import (
-    LabelSet,
     LabelsError,
+    LabelSet,
     load_labels,
     truth_records,
 )
