@@ -15,7 +15,12 @@ import pytest
 
 from benchforge.agents.mock_llm.milestone_judge import faithful_milestones
 from benchforge.agents.mock_llm.noisy_judge import NoisyJudgePolicy, TruthIndex
-from benchforge.agents.mock_llm.policies import PolicyReply, PolicyRequest, message_text
+from benchforge.agents.mock_llm.policies import (
+    PolicyError,
+    PolicyReply,
+    PolicyRequest,
+    message_text,
+)
 from benchforge.core.llm import (
     LlmCallRecord,
     LlmClientView,
@@ -41,7 +46,7 @@ from benchforge.evaluation.calibration.labels import (
 )
 from benchforge.evaluation.calibration.models import CalibrationReport
 from benchforge.evaluation.calibration.render import to_html, to_markdown
-from benchforge.evaluation.calibration.runner import calibrate_judge
+from benchforge.evaluation.calibration.runner import calibrate_judge, judge_milestone_cases
 from benchforge.evaluation.calibration.sheets import sample_cases, write_labelling
 from benchforge.evaluation.calibration.stats import BootstrapSettings, cohen_kappa
 from benchforge.evaluation.explore.models import Excerpt, GoldPath, Milestone
@@ -269,3 +274,13 @@ def test_malformed_milestone_labels_name_the_file_line_and_field(tmp_path: Path)
     broken.write_text(lines[0].replace('"call":', '"cal":') + "\n")
     with pytest.raises(CasesError, match=rf"{broken}:1: invalid record: .*cal"):
         read_cases(broken)
+
+
+def test_the_noisy_judge_refuses_a_milestone_it_has_no_truth_for() -> None:
+    cases = _case_set()
+    first = cases.cases[0]
+    truth = TruthIndex(truth_records(cases.subset([first.case_id]), {first.case_id: 1.0}))
+    judge = _judge_for(NoisyJudgePolicy("flip=0", truth), "mock-judge-noisy:flip=0")("")
+    # in process the refusal surfaces as is (the server answers it with a 404)
+    with pytest.raises(PolicyError, match=r"no milestone truth for call .*, milestone 'm1'"):
+        judge.run(judge_milestone_cases(judge, cases.cases[:MILESTONES], 0))
