@@ -108,10 +108,13 @@ def export_labelling(
     run = RunStore(open_store(settings.artifact_root), run_id)
     spec = run.require_spec()
     judged_families = {name for name, f in families().items() if f.judged}
+    # a judge record: a judged output; another breakdown of a judged family: maybe verdicts
+    # on the trial's record (milestones), which the family's verdict_cases says
     judged = [
         s
         for s in run.read_scores()
-        if s.status == "scored" and (judge_record_of(s) or s.family in judged_families)
+        if s.status == "scored"
+        and (judge_record_of(s) or (s.breakdown is not None and s.family in judged_families))
     ]
     if not judged:
         raise BenchforgeError(
