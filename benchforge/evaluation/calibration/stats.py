@@ -331,7 +331,7 @@ PositionDirection = Literal["first", "second", "none"]
 
 
 class KindStats(BaseModel):
-    """Every figure of one judge on one kind of case (rubric items or GSB pairs)."""
+    """Every figure of one judge on one kind of case (rubric items, GSB pairs, milestones)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
