@@ -21,10 +21,11 @@ def add_parser(sub: Subparsers) -> None:
         help="sample a run's judged cases into cases.jsonl, labelling.csv and labelling.html",
         description=(
             "Samples the judged cases of a scored run (rubric items and GSB comparisons of\n"
-            "da_open reports, rubric items of de_arch blueprints), stratified by (task, agent,\n"
-            "kind), and writes into --out: cases.jsonl (self-contained cases, for\n"
-            "`benchforge calibrate`), labelling.csv (fill in rater and label) and\n"
-            "labelling.html (the cases to read). See docs/calibration.md."
+            "judged outputs, and verdicts a family's judge gives on a trial's record, such as\n"
+            "one case per milestone), stratified by (task, agent, kind), and writes into\n"
+            "--out: cases.jsonl (self-contained cases, for `benchforge calibrate`),\n"
+            "labelling.csv (fill in rater and label) and labelling.html (the cases to read).\n"
+            "See docs/calibration.md."
         ),
         formatter_class=argparse.RawTextHelpFormatter,
     )

@@ -31,7 +31,7 @@ from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import BenchforgeError, ConfigError
 from benchforge.core.llm import LlmConfig
 from benchforge.core.settings import BenchforgeSettings, load_settings
-from benchforge.evaluation.calibration.cases import read_cases
+from benchforge.evaluation.calibration.cases import CalibrationCase, read_cases
 from benchforge.evaluation.calibration.gate import DEFAULT_MIN_CASES, GateSettings
 from benchforge.evaluation.calibration.labels import load_labels, truth_records, write_truth
 from benchforge.evaluation.calibration.models import CalibrationReport
@@ -101,11 +101,21 @@ def export_labelling(
 ) -> ExportSummary:
     """Samples the judged cases of a scored run, stratified by (task, agent, kind), and writes
     ``cases.jsonl``, ``labelling.csv`` and ``labelling.html`` into ``out``. Trials whose
-    judged output is empty are left out (code scores them 0; no judge reads them)."""
+    judged output is empty are left out (code scores them 0; no judge reads them); the
+    verdicts a family's judge gave on a trial's record (``TaskFamily.verdict_cases``, e.g.
+    milestones) are cases too."""
     settings = settings or load_settings()
     run = RunStore(open_store(settings.artifact_root), run_id)
     spec = run.require_spec()
-    judged = [s for s in run.read_scores() if s.status == "scored" and judge_record_of(s)]
+    judged_families = {name for name, f in families().items() if f.judged}
+    # a judge record: a judged output; another breakdown of a judged family: maybe verdicts
+    # on the trial's record (milestones), which the family's verdict_cases says
+    judged = [
+        s
+        for s in run.read_scores()
+        if s.status == "scored"
+        and (judge_record_of(s) or (s.breakdown is not None and s.family in judged_families))
+    ]
     if not judged:
         raise BenchforgeError(
             f"run {run_id!r} has no judged trials (tasks of a family scored by a judge: "
@@ -115,6 +125,7 @@ def export_labelling(
     gold_cache = GoldCache(work_root(settings) / "scoring")
     tasks: dict[tuple[str, str, str], LoadedTask] = {}
     trials: list[JudgedTrial] = []
+    verdicts: list[CalibrationCase] = []
     with tempfile.TemporaryDirectory(prefix="benchforge-export-") as tmp:
         for n, score in enumerate(judged):
             key = score.key
@@ -127,6 +138,10 @@ def export_labelling(
             if dataset is None:
                 raise BenchforgeError(f"run {run_id}: no dataset recorded for {task.key}")
             family = family_of(task)
+            if judge_record_of(score) is None:
+                gold = gold_cache.get(task, Path(dataset))
+                verdicts += family.verdict_cases(task, gold, score)
+                continue
             workspace = rebuild_workspace(run, run.read_result(key.slug), Path(tmp) / f"trial-{n}")
             output = judged_text(family, task, workspace)
             if not output.strip():
@@ -134,7 +149,8 @@ def export_labelling(
             gold = gold_cache.get(task, Path(dataset))
             material = judged_material(family, task, gold)
             trials.append(JudgedTrial(score=score, task=task, material=material, output=output))
-    everything = case_set(trials)
+            verdicts += family.verdict_cases(task, gold, score)
+    everything = case_set(trials, verdicts)
     if not everything.cases:
         raise BenchforgeError(f"run {run_id!r}: every judged trial left an empty output")
     sampled = sample_cases(everything, per_stratum, seed)
@@ -171,14 +187,20 @@ class CalibrationSummary(BaseModel):
     markdown: str
 
 
+FIGURE_PREFIXES = {"rubric_item": "rubric", "gsb_pair": "gsb"}
+
+
 def _summary(report: CalibrationReport, uris: dict[str, str], mock: bool) -> CalibrationSummary:
     judges = []
     for judge in report.judges:
         figures: dict[str, str] = {}
         for stats in judge.kinds:
-            prefix = "rubric" if stats.kind == "rubric_item" else "gsb"
+            prefix = FIGURE_PREFIXES.get(stats.kind, stats.kind)
             figures[f"{prefix} {stats.agreement_name}"] = stats.agreement.judge.text()
             figures[f"{prefix} {stats.agreement_name} (humans)"] = stats.agreement.humans.text()
+            if stats.accuracy is not None:
+                figures[f"{prefix} accuracy"] = stats.accuracy.judge.text()
+                figures[f"{prefix} accuracy (humans)"] = stats.accuracy.humans.text()
             figures[f"{prefix} alpha (humans)"] = stats.alpha.humans.text()
             figures[f"{prefix} alpha (with judge)"] = stats.alpha.judge.text()
             figures[f"{prefix} model spearman"] = stats.model_spearman.judge.text()
@@ -220,6 +242,7 @@ def _table(report: CalibrationReport) -> list[dict[str, Any]]:
                     "agreement": stats.agreement_name,
                     "judge_value": stats.agreement.judge.text(),
                     "humans_value": stats.agreement.humans.text(),
+                    "accuracy": stats.accuracy.judge.text() if stats.accuracy else "",
                     "alpha_with_judge": stats.alpha.judge.text(),
                     "alpha_humans": stats.alpha.humans.text(),
                     "model_spearman": stats.model_spearman.judge.text(),

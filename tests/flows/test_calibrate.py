@@ -21,17 +21,24 @@ from benchforge.evaluation.calibration.cases import read_cases
 from benchforge.evaluation.calibration.labels import LabelsError
 from benchforge.evaluation.calibration.models import CalibrationReport
 from benchforge.evaluation.calibration.store import calibration_needed
+from benchforge.evaluation.explore.accuracy import AccuracyScore, AnswerPart
+from benchforge.evaluation.explore.gold import ExploreGold
+from benchforge.evaluation.explore.models import Excerpt, GoldPath, Milestone
+from benchforge.evaluation.explore.score import MilestoneScore
+from benchforge.evaluation.families.explore import ExploreDetail
 from benchforge.evaluation.judges.breakdown import JudgeRecord
+from benchforge.evaluation.tasks.loader import load_task
 from benchforge.flows import calibrate as calibrate_flows
 from benchforge.flows.calibrate import calibrate_judge, export_labelling
 from benchforge.harness.store import RunStore
-from tests.paths import FIXTURES
+from tests.paths import FIXTURES, REPO_ROOT
 
 pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
 
 CALIBRATION = FIXTURES / "calibration"
 LOW = "mock-judge-noisy:sigma=0.05,seed=1"
 ARCH_TASK = ("de-mini", "mini-arch-retention", "1")
+EXPLORE_TASK = "ent-revenue-growth-top-industry"
 BLUEPRINTS = {
     "oracle": "models:\n  - name: fct_retention\n    grain: one row per account and quarter\n",
     "careless": "models:\n  - name: everything\n",
@@ -206,3 +213,95 @@ def test_the_nightly_recalibrates_only_when_the_judge_or_its_inputs_change(
         lambda model, c, lab: "changed-prompt-" + first.fingerprints[model],
     )
     assert check(LOW).ran
+
+
+def test_export_labelling_gives_one_case_per_trial_and_milestone(
+    artifacts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An explore run's trials (scores written by hand, the gold given): each scored trial's
+    milestones become milestone cases, the question, gold path and excerpts with them; the
+    trial whose milestones went unscored gives none."""
+    gold = ExploreGold(
+        question="By how much did the largest industry's revenue grow?",
+        path=GoldPath(
+            steps=["sum 2023", "pick largest", "sum 2022", "growth"],
+            milestones=[
+                Milestone(key="top_revenue", value=59.737),
+                Milestone(key="growth_pct", value=148.35),
+            ],
+        ),
+        parts=[AnswerPart(name="growth", value=148.35, unit="percent")],
+        fallback="No relevant data found",
+        dataset_version="v",
+    )
+    monkeypatch.setattr(calibrate_flows.GoldCache, "get", lambda self, task, dataset: gold)
+    task = load_task(REPO_ROOT / "task_specs" / "explore-enterprise" / EXPLORE_TASK)
+    now = datetime.now(UTC)
+    run = RunStore(open_store(), "explore-run")
+    run.write_spec(
+        RunSpec(
+            run_id="explore-run",
+            suites=[task.spec.suite],
+            tasks_root=str(REPO_ROOT / "task_specs"),
+            agents=["react", "stuck"],
+            models=["-"],
+            epochs=1,
+            limits=AgentLimits(),
+            datasets={task.key: str(FIXTURES / "no-dataset")},
+            created_at=now,
+        )
+    )
+    excerpt = Excerpt(key="top_revenue", step=1, source="tool", text="E47    59.7370")
+    for agent, status in (("react", "scored"), ("stuck", "unscored")):
+        key = TrialKey(
+            suite=task.spec.suite,
+            task_id=task.spec.id,
+            task_version=task.spec.version,
+            agent=agent,
+            agent_config_hash="0000",
+            model="-",
+            epoch=0,
+        )
+        milestones = MilestoneScore(status=status, agent_steps=1, excerpts=[excerpt])
+        detail = ExploreDetail(
+            given="Revenue grew by 12%.",
+            category=task.spec.category,  # type: ignore[attr-defined]
+            difficulty="medium",
+            gold_steps=4,
+            agent_steps=1,
+            accuracy=AccuracyScore(status="scored", accuracy=0.0, correct=False, parts=[]),
+            milestones=milestones,
+            milestone_keys=["top_revenue", "growth_pct"],
+            ee=None,
+            termination=None,
+            expected="148.35",
+        )
+        run.write_score(
+            TrialScore(
+                run_id="explore-run",
+                key=key,
+                family=task.spec.family,
+                status="scored",
+                termination="finished",
+                metrics={"accuracy": 0.0},
+                primary="accuracy",
+                scored_on="visible",
+                breakdown=detail,
+            )
+        )
+    out = tmp_path / "labelling"
+    summary = export_labelling("explore-run", out, per_stratum=5, seed=0)
+    assert summary.candidates == summary.cases == 2 and summary.strata == 1
+    cases = read_cases(out / "cases.jsonl")
+    assert [c.milestone_key for c in cases.cases] == ["top_revenue", "growth_pct"]
+    case = cases.cases[0]
+    assert case.kind == "milestone" and case.agent == "react" and case.question == gold.question
+    assert case.output == "Revenue grew by 12%." and case.milestones is not None
+    assert case.milestones.gold == gold.path and case.milestones.excerpts == [excerpt]
+    with (out / "labelling.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["item_or_dimension"] for r in rows] == [
+        "milestone top_revenue = 59.737",
+        "milestone growth_pct = 148.35",
+    ]
+    assert "E47    59.7370" in (out / "labelling.html").read_text()

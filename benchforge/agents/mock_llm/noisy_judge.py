@@ -17,11 +17,15 @@ from a *truth file* (``MockServerConfig.judge_labels_file``, JSON lines ``{case_
   across the two orders. The candidate is told from the baseline by its material tag.
   With ``length`` (default 0), report A's raw score also gains ``length * 10`` per doubling of
   its words over report B's, in both orders: a judge that rewards the longer report, for the
-  calibration's length-bias figure to catch.
+  calibration's length-bias figure to catch;
+- milestones (the header carries the trial's call id; each milestone answers from its own
+  case, by ``call`` and ``milestone_key``): achieved as its label says (``yes`` / ``no``),
+  except that with probability ``flip`` (drawn per call, milestone and repeat) the verdict is
+  the opposite: a judge that gets about ``flip`` of the milestones wrong.
 
 Every draw is deterministic from ``seed``, the case, the repeat and what is drawn, so a rerun
 answers the same and another repeat answers differently. Parameters default to sigma 0.1,
-bias 0, seed 0; an unknown parameter is an error.
+bias 0, length 0, flip 0, seed 0; an unknown parameter is an error.
 
 ``benchforge calibrate`` starts the mock with its truth file and registers these models as
 custom policies (``noisy_policies``); ``reply(request, params, truth)`` answers one request
@@ -46,7 +50,14 @@ from benchforge.agents.mock_llm.policies import (
     PolicyRequest,
     message_text,
 )
-from benchforge.evaluation.calibration.labels import GSB_LABELS, TruthRecord, read_truth
+from benchforge.evaluation.calibration.labels import (
+    GSB_LABELS,
+    MILESTONE_LABELS,
+    TruthRecord,
+    read_truth,
+)
+from benchforge.evaluation.explore.milestone_judge import MilestonesReply
+from benchforge.evaluation.explore.models import JudgedMilestone
 from benchforge.evaluation.judges.evidence import copies_rubric, is_hedge, states_anchor, text_units
 from benchforge.evaluation.judges.models import AnchorValue
 from benchforge.evaluation.judges.prompts import extract_material, extract_request, material_tag
@@ -67,13 +78,15 @@ GSB_SPREAD = 10.0
 class NoisyParams(BaseModel):
     """``sigma``: noise sd as a share of an item's points (GSB: of 10 raw points); ``bias``:
     probability a GSB comparison favours the report shown first; ``length``: GSB raw points
-    (of 10) toward the longer report per doubling of its length; ``seed``: of every draw."""
+    (of 10) toward the longer report per doubling of its length; ``flip``: probability a
+    milestone verdict is the opposite of its label; ``seed``: of every draw."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     sigma: float = Field(default=0.1, ge=0)
     bias: float = Field(default=0.0, ge=0, le=1)
     length: float = Field(default=0.0, ge=0)
+    flip: float = Field(default=0.0, ge=0, le=1)
     seed: int = 0
 
 
@@ -100,6 +113,11 @@ class TruthIndex:
         self.by_case = {r.case_id: r for r in records}
         self.by_pair = {
             (r.pair, r.dimension): r for r in records if r.pair is not None and r.dimension
+        }
+        self.by_call = {
+            (r.call, r.milestone_key): r
+            for r in records
+            if r.call is not None and r.milestone_key is not None
         }
 
     @classmethod
@@ -200,6 +218,8 @@ class NoisyJudgePolicy:
             reply: BaseModel = self._items(payload, material or "", case, repeat)
         elif task == "gsb_pair":
             reply = self._gsb(prompt, case, repeat)
+        elif task == "milestones":
+            reply = self._milestones(payload, case, repeat)
         else:
             raise PolicyError(f"{MODEL_PREFIX} does not answer {task!r} requests")
         return PolicyReply(content=reply.model_dump_json())
@@ -282,6 +302,32 @@ class NoisyJudgePolicy:
             score_a = float(min(max(raw, -GSB_SPREAD), GSB_SPREAD))
             scores[dimension] = DimensionJudgement(score=round(score_a, 3), reason="noisy")
         return GsbReply(readability=scores["readability"], depth=scores["depth"])
+
+    def _milestones(self, payload: Mapping[str, Any], call: str, repeat: str) -> MilestonesReply:
+        verdicts = []
+        for milestone in payload.get("milestones") or []:
+            key = str(milestone.get("key"))
+            record = self.truth.by_call.get((call, key))
+            if record is None:
+                raise PolicyError(
+                    f"{MODEL_PREFIX}: no milestone truth for call {call!r}, milestone {key!r}",
+                    status=404,
+                    code="unknown_case",
+                )
+            label = MILESTONE_LABELS.get(str(record.label).strip().lower())
+            if label is None:
+                raise PolicyError(f"{MODEL_PREFIX}: case {record.case_id} has no yes/no label")
+            flipped = _draw(self.params, call, key, repeat, "flip").random() < self.params.flip
+            achieved = bool(label) != flipped
+            verdicts.append(
+                JudgedMilestone(
+                    key=key,
+                    achieved=achieved,
+                    evidence="inferred" if achieved else None,
+                    reason="noisy, flipped" if flipped else "noisy",
+                )
+            )
+        return MilestonesReply(milestones=verdicts)
 
 
 def reply(

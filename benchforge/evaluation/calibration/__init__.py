@@ -1,6 +1,7 @@
 """Judge calibration: how far an LLM judge can be trusted, measured against human labels.
 
-- :mod:`.cases`: self-contained judging problems (rubric items, GSB pairs) in ``cases.jsonl``;
+- :mod:`.cases`: self-contained judging problems (rubric items, GSB pairs, milestones) in
+  ``cases.jsonl``;
 - :mod:`.labels`: human labels (CSV / JSON lines, checked before any judge call) and the truth
   file the mock's noisy judges answer from;
 - :mod:`.sheets`: a stratified sample of cases and the labelling sheet / page for raters;

@@ -11,6 +11,10 @@ no run, task folder or dataset at hand:
   depth). The two dimensions of one (output, baseline) comparison are two cases sharing a
   ``pair`` id: the judge compares the pair once (both orders, both dimensions) and each case
   takes its dimension's verdict.
+- ``milestone``: whether one milestone of a trial's gold path was achieved (yes / no). The
+  milestone cases of one trial share a ``call`` id and the ``milestones`` material (the gold
+  path, the excerpts of the trajectory the judge was shown, the trial's step count): the judge
+  decides every milestone of the trial in one call and each case takes its milestone's verdict.
 
 The cases file (``cases.jsonl``) holds one JSON object a line, ``record`` telling which:
 ``{"record": "rubric", "rubric": {...ResolvedRubric}}``,
@@ -30,6 +34,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from benchforge.core.errors import ConfigError
+from benchforge.evaluation.explore.models import Excerpt, GoldPath, Milestone
 from benchforge.evaluation.judges.models import (
     FlatRubricItem,
     GsbDimension,
@@ -37,8 +42,8 @@ from benchforge.evaluation.judges.models import (
     content_hash,
 )
 
-CaseKind = Literal["rubric_item", "gsb_pair"]
-CASE_KINDS: tuple[CaseKind, ...] = ("rubric_item", "gsb_pair")
+CaseKind = Literal["rubric_item", "gsb_pair", "milestone"]
+CASE_KINDS: tuple[CaseKind, ...] = ("rubric_item", "gsb_pair", "milestone")
 CASE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]{0,199}$"
 """Case ids travel as an HTTP header (``x-benchforge-case``): ASCII, no spaces."""
 
@@ -86,6 +91,16 @@ class JudgedMaterial(_Strict):
         return [item.id for item in self.rubric.items]
 
 
+class MilestoneMaterial(_Strict):
+    """What the milestone judge decides a trial's milestones on, as it was shown: the gold
+    path (steps, milestones with their values), the code-found excerpts of the trajectory and
+    the trial's number of agent steps."""
+
+    gold: GoldPath
+    excerpts: list[Excerpt] = Field(default_factory=list)
+    steps: int = Field(ge=0)
+
+
 class CalibrationCase(_Strict):
     """One judging problem (see the module docstring). ``question``: what the judge is told
     the output answers (the DA question, or the de_arch requirement)."""
@@ -111,11 +126,26 @@ class CalibrationCase(_Strict):
     baseline_id: str | None = None
     baseline: str | None = Field(default=None, description="gsb_pair: the baseline report")
     dimension: GsbDimension | None = None
+    milestone_key: str | None = Field(default=None, description="milestone: the one judged")
+    call: str | None = Field(
+        default=None,
+        pattern=CASE_ID_PATTERN,
+        description="milestone: the judge call every milestone case of the trial shares",
+    )
+    milestones: MilestoneMaterial | None = Field(
+        default=None, description="milestone: the judge's material (``output``: the answer)"
+    )
 
     @model_validator(mode="after")
     def _fields_of_kind(self) -> CalibrationCase:
         if self.kind == "rubric_item":
             missing = [f for f in ("rubric", "item_id") if getattr(self, f) is None]
+        elif self.kind == "milestone":
+            missing = [
+                f for f in ("milestone_key", "call", "milestones") if getattr(self, f) is None
+            ]
+            if not missing and self.milestone() is None:
+                raise ValueError(f"the gold path has no milestone {self.milestone_key!r}")
         else:
             missing = [
                 f
@@ -125,6 +155,19 @@ class CalibrationCase(_Strict):
         if missing:
             raise ValueError(f"a {self.kind} case needs {', '.join(missing)}")
         return self
+
+    def milestone(self) -> Milestone | None:
+        """A milestone case's milestone (key and expected value) on its gold path."""
+        if self.milestones is None:
+            return None
+        found = [m for m in self.milestones.gold.milestones if m.key == self.milestone_key]
+        return found[0] if found else None
+
+    @property
+    def unit(self) -> str | None:
+        """What the judge decides together with other cases (a GSB pair, a trial's
+        milestones): sampled together, judged in one call. None: the case alone."""
+        return self.pair or self.call
 
     @property
     def contestant(self) -> str:
@@ -196,6 +239,8 @@ class CaseSet(BaseModel):
         (business_alignment, ...), a GSB case's ``gsb:<dimension>``."""
         if case.kind == "gsb_pair":
             return f"gsb:{case.dimension}"
+        if case.kind == "milestone":
+            return "milestone"
         if case.rubric in self.rubrics:
             item = next(i for i in self.rubrics[case.rubric].items if i.id == case.item_id)
             return str(item.type)

@@ -1,15 +1,16 @@
 """The promotion gate: may this judge model score leaderboards?
 
-A judge is accepted when, on every kind of case it was calibrated on (rubric items, GSB pairs):
+A judge is accepted when, on every kind of case it was calibrated on (rubric items, GSB pairs,
+milestones):
 
 - there are at least ``min_cases`` labelled cases of the kind (default 30: a correlation of
   0.7 has a 95% interval of about [0.45, 0.85] on 30 cases but [0.13, 0.92] on 10; a noisy
   judge once passed the point-estimate gate on 10 cases with r 0.904 [0.604, 0.989]);
-- the **lower bound** of the judge's agreement interval (r on rubric items, kappa on GSB pairs)
-  is at least one rater's agreement minus ``max_agreement_gap``. Both sides are leave one out
-  (:mod:`.stats`): a single judgment and a single rater, each against the mean of the other
-  raters, so a judge noisier than a rater falls below and a point estimate lucky on few cases
-  does not carry it;
+- the **lower bound** of the judge's agreement interval (r on rubric items, kappa on GSB pairs,
+  Cohen's kappa on milestones) is at least one rater's agreement minus ``max_agreement_gap``.
+  Both sides are leave one out (:mod:`.stats`): a single judgment and a single rater, each
+  against the mean of the other raters, so a judge noisier than a rater falls below and a
+  point estimate lucky on few cases does not carry it;
 - its GSB verdicts do not depend on the order the reports are shown in
   (``max_inconsistency``), and it leaves few cases unscored (``max_unscored``).
 

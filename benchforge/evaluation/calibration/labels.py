@@ -10,7 +10,9 @@ Labels file: CSV (``.csv``) or JSON lines (``.jsonl`` / ``.json``), one label pe
     max(points, 0)]``: 0..2 for an item worth 2 points, -1..0 for a penalty item of -1
     (-1: the penalty applies in full). Partial points are allowed (0.5, 1.5, ...);
   - ``gsb_pair`` cases: the output compared with the baseline on the case's dimension,
-    ``good`` / ``same`` / ``bad`` (or ``1`` / ``0`` / ``-1``).
+    ``good`` / ``same`` / ``bad`` (or ``1`` / ``0`` / ``-1``);
+  - ``milestone`` cases: whether the milestone was achieved, ``yes`` / ``no`` (or ``1`` /
+    ``0``, ``true`` / ``false``).
 
 Other CSV columns are ignored (the labelling sheet carries readable ones), and a CSV row with
 an empty ``label`` is skipped (a sheet not filled in yet). Several files may be given; they
@@ -21,14 +23,17 @@ item's range, a value of the wrong kind (a verdict on a rubric item, points on a
 label without a rater.
 
 Statistics see labels on one scale per kind (:mod:`.stats`): rubric labels as the signed share
-of the item's points (``earned / |points|``), GSB labels as 1 / 0 / -1.
+of the item's points (``earned / |points|``), GSB labels as 1 / 0 / -1, milestone labels as
+1 (achieved) / 0.
 
 Truth file (``judge_labels_file`` of the mock server, JSON lines): ``{"case_id", "label"}``
 in the same units, plus ``kind``; for rubric items ``points`` and ``item_id`` (the noisy
 judge clips to the item's range and checks it is asked about that item); for GSB cases
 ``pair``, ``dimension`` and ``candidate_tag`` (a GSB request carries the pair id in
 ``x-benchforge-case``; the mock answers each dimension from its case, and tells the candidate
-from the baseline by the material tag the prompt gives each report).
+from the baseline by the material tag the prompt gives each report); for milestone cases
+``call`` and ``milestone_key`` (a milestone request carries the call id, and the mock answers
+each milestone from its case), the label ``yes`` or ``no``.
 """
 
 from __future__ import annotations
@@ -66,6 +71,19 @@ GSB_LABELS: dict[str, int] = {
     "-1": -1,
 }
 GSB_NAMES = {1: "good", 0: "same", -1: "bad"}
+MILESTONE_LABELS: dict[str, int] = {
+    "yes": 1,
+    "y": 1,
+    "true": 1,
+    "achieved": 1,
+    "1": 1,
+    "no": 0,
+    "n": 0,
+    "false": 0,
+    "not achieved": 0,
+    "0": 0,
+}
+MILESTONE_NAMES = {1: "yes", 0: "no"}
 MAX_LISTED = 25
 
 
@@ -95,6 +113,10 @@ def parse_label(raw: object, case: CalibrationCase, item: ItemRange | None) -> f
                 f"a gsb_pair label is good, same or bad (or 1, 0, -1), not {str(raw)!r}"
             )
         return float(GSB_LABELS[text])
+    if case.kind == "milestone":
+        if text not in MILESTONE_LABELS:
+            raise ValueError(f"a milestone label is yes or no (or 1, 0), not {str(raw)!r}")
+        return float(MILESTONE_LABELS[text])
     assert item is not None
     if text in GSB_LABELS and not _is_number(text):
         raise ValueError(f"a rubric_item label is the earned points, not a verdict {str(raw)!r}")
@@ -156,15 +178,16 @@ class LabelSet(BaseModel):
         return out
 
     def consensus(self, cases: Sequence[CalibrationCase]) -> dict[str, float]:
-        """case id -> the humans' mean (rubric) or majority (GSB: the rounded mean), on the
-        statistics' scale; cases nobody labelled are left out."""
+        """case id -> the humans' mean (rubric) or majority (GSB, milestones: the rounded
+        mean, a milestone tie being not achieved), on the statistics' scale; cases nobody
+        labelled are left out."""
         matrix = self.matrix(cases)
         out: dict[str, float] = {}
         for j, case in enumerate(cases):
             column = matrix[:, j][np.isfinite(matrix[:, j])]
             if len(column):
                 mean = float(np.mean(column))
-                out[case.case_id] = float(np.rint(mean)) if case.kind == "gsb_pair" else mean
+                out[case.case_id] = float(np.rint(mean)) if case.kind != "rubric_item" else mean
         return out
 
 
@@ -272,6 +295,8 @@ class TruthRecord(BaseModel):
         description="GSB: material tag of the sanitized candidate output (tells which of the "
         "two reports in a request is the candidate)",
     )
+    call: str | None = Field(default=None, description="milestones: the trial's judge call")
+    milestone_key: str | None = None
 
 
 def candidate_tag(output: str) -> str:
@@ -281,7 +306,8 @@ def candidate_tag(output: str) -> str:
 
 def truth_records(cases: CaseSet, values: dict[str, float]) -> list[TruthRecord]:
     """Truth records of ``cases`` from values on the statistics' scale (e.g. the humans'
-    consensus): rubric labels back in points, GSB labels as good / same / bad."""
+    consensus): rubric labels back in points, GSB labels as good / same / bad, milestone
+    labels as yes / no."""
     records = []
     for case in cases.cases:
         if case.case_id not in values:
@@ -296,6 +322,16 @@ def truth_records(cases: CaseSet, values: dict[str, float]) -> list[TruthRecord]
                     kind=case.kind,
                     points=item.points,
                     item_id=case.item_id,
+                )
+            )
+        elif case.kind == "milestone":
+            records.append(
+                TruthRecord(
+                    case_id=case.case_id,
+                    label=MILESTONE_NAMES[int(np.rint(value))],
+                    kind=case.kind,
+                    call=case.call,
+                    milestone_key=case.milestone_key,
                 )
             )
         else:

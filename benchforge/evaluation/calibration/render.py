@@ -13,7 +13,12 @@ from benchforge.evaluation.calibration.models import CalibrationReport, JudgeCal
 from benchforge.evaluation.calibration.stats import Figure, KindStats
 
 TEMPLATES = Path(__file__).parent / "templates"
-KIND_TITLES = {"rubric_item": "rubric items", "gsb_pair": "GSB pairs"}
+KIND_TITLES = {"rubric_item": "rubric items", "gsb_pair": "GSB pairs", "milestone": "milestones"}
+AGREEMENT_TITLES = {
+    "pearson_r": "Pearson r",
+    "kappa": "quadratic kappa",
+    "cohen_kappa": "Cohen's kappa",
+}
 LENGTH_BIAS_TITLES = {
     "rubric_item": "length bias: share of points per doubling of the output's length, beyond "
     "the humans' labels",
@@ -50,9 +55,18 @@ def length_text(stats: KindStats) -> str:
     return "n/a" if stats.length_bias is None else stats.length_bias.text()
 
 
+def agreement_text(stats: KindStats, side: str) -> str:
+    """The agreement of ``side`` (judge / humans), with the accuracy beside it on binary
+    kinds (milestones)."""
+    text = getattr(stats.agreement, side).text()
+    if stats.accuracy is not None:
+        text += f"; accuracy {getattr(stats.accuracy, side).text()}"
+    return text
+
+
 def figure_rows(stats: KindStats) -> list[tuple[str, str, str]]:
     """(figure, judge, humans) rows of one kind: every figure with its interval."""
-    name = "Pearson r" if stats.agreement_name == "pearson_r" else "quadratic kappa"
+    name = AGREEMENT_TITLES.get(stats.agreement_name, stats.agreement_name)
     rows = [
         (
             f"case-level {name}, leave one out (one judge run / one rater, each vs the mean "
@@ -60,6 +74,16 @@ def figure_rows(stats: KindStats) -> list[tuple[str, str, str]]:
             stats.agreement.judge.text(),
             stats.agreement.humans.text(),
         ),
+    ]
+    if stats.accuracy is not None:
+        rows.append(
+            (
+                "case-level accuracy (share of verdicts equal to the reference), leave one out",
+                stats.accuracy.judge.text(),
+                stats.accuracy.humans.text(),
+            )
+        )
+    rows += [
         (
             "Krippendorff alpha (judge added / humans only)",
             stats.alpha.judge.text(),
@@ -154,8 +178,8 @@ def to_markdown(report: CalibrationReport) -> str:
         for stats in judge.kinds:
             lines.append(
                 f"| {judge.model} | {KIND_TITLES.get(stats.kind, stats.kind)} "
-                f"({stats.agreement_name}) | {stats.agreement.judge.text()} | "
-                f"{stats.agreement.humans.text()} | {stats.alpha.judge.text()} | "
+                f"({stats.agreement_name}) | {agreement_text(stats, 'judge')} | "
+                f"{agreement_text(stats, 'humans')} | {stats.alpha.judge.text()} | "
                 f"{stats.alpha.humans.text()} | {stats.model_pearson.judge.text()} | "
                 f"{_opt(stats.inconsistency)} | {position_text(stats)} | {length_text(stats)} | "
                 f"{_money(judge.cost_per_1000)} | {_seconds(judge.latency_p50_s)} | "
@@ -198,11 +222,13 @@ def scatter_png(judge: JudgeCalibration) -> str | None:
         for ax, stats in zip(axes[0], kinds, strict=True):
             points = np.array(stats.points)
             x, y = points[:, 0], points[:, 1]
-            if stats.kind == "gsb_pair":
+            if stats.kind != "rubric_item":  # discrete verdicts
                 x = x + rng.uniform(-0.15, 0.15, len(x))
                 y = y + rng.uniform(-0.15, 0.15, len(y))
             ax.scatter(x, y, s=12, alpha=0.6)
-            low, high = (-1.2, 1.2) if stats.kind == "gsb_pair" else (min(-0.05, x.min()), 1.05)
+            low, high = {"gsb_pair": (-1.2, 1.2), "milestone": (-0.2, 1.2)}.get(
+                stats.kind, (min(-0.05, x.min()), 1.05)
+            )
             ax.plot([low, high], [low, high], color="grey", linewidth=0.8)
             ax.set_xlim(low, high)
             ax.set_ylim(low, high)

@@ -2,9 +2,11 @@
 compare with the humans.
 
 Each judgment goes through the judges' own entry points (``judge_item`` for a hierarchical
-rubric item, ``judge_architecture`` on one flat item, ``judge_pair`` for a GSB comparison), so
+rubric item, ``judge_architecture`` on one flat item, ``judge_pair`` for a GSB comparison,
+``judge_milestones`` for a trial's milestones), so
 what is calibrated is the judge as it scores runs: prompt, retries, code checks and all. Every
-request carries ``x-benchforge-case`` (the case id; for GSB the pair id) and
+request carries ``x-benchforge-case`` (the case id; for GSB the pair id, for milestones the
+trial's call id) and
 ``x-benchforge-repeat`` headers (the mock's noisy judges answer by them; headers are not part of
 the response cache key), and repeat ``k`` is sent as ``epoch=k``, which *is* part of the cache
 key: repeats are fresh samples even with the cache on, and a rerun of a calibration replays
@@ -23,7 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from benchforge.evaluation.calibration.cases import CalibrationCase, CaseKind, CaseSet
+from benchforge.evaluation.calibration.cases import (
+    CASE_KINDS,
+    CalibrationCase,
+    CaseKind,
+    CaseSet,
+)
 from benchforge.evaluation.calibration.gate import GateSettings, decide
 from benchforge.evaluation.calibration.labels import GSB_LABELS, LabelSet
 from benchforge.evaluation.calibration.models import (
@@ -36,9 +43,14 @@ from benchforge.evaluation.calibration.stats import (
     BootstrapSettings,
     KindData,
     KindStats,
+    Level,
     kind_stats,
 )
 from benchforge.evaluation.calibration.store import judge_fingerprint
+from benchforge.evaluation.explore.milestone_judge import (
+    MILESTONE_PROMPT_VERSION,
+    judge_milestones_async,
+)
 from benchforge.evaluation.judges.architecture import judge_architecture_async
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.judges.gsb import judge_pair_async, verdict_of
@@ -61,6 +73,7 @@ def prompt_versions() -> dict[str, str]:
         "rubric": RUBRIC_PROMPT_VERSION,
         "gsb": GSB_PROMPT_VERSION,
         "architecture": ARCHITECTURE_PROMPT_VERSION,
+        "milestone": MILESTONE_PROMPT_VERSION,
     }
 
 
@@ -169,6 +182,51 @@ async def judge_pair_cases(
     return out
 
 
+async def judge_milestone_cases(
+    judge: Judge, call: Sequence[CalibrationCase], repeat: int
+) -> list[Judgment]:
+    """The milestone cases of one trial, from one ``judge_milestones`` call on the trial's
+    material: each case takes the judge's ``achieved`` for its milestone (1 / 0), the verdict
+    a person labels, before the code rule that decides what counts for GPR."""
+    first = call[0]
+    assert first.call is not None and first.milestones is not None
+    material = first.milestones
+    reply = await judge_milestones_async(
+        _for_case(judge, first.call, repeat),
+        question=first.question,
+        gold=material.gold,
+        excerpts=material.excerpts,
+        steps=material.steps,
+    )
+    verdicts = {m.key: m for m in reply.value.milestones} if reply.value is not None else {}
+    out = []
+    for case in call:
+        verdict = verdicts.get(case.milestone_key or "")
+        if verdict is None:
+            out.append(
+                Judgment(
+                    case_id=case.case_id,
+                    repeat=repeat,
+                    status="unscored",
+                    value=None,
+                    raw="unscored",
+                    flags=[reply.error][:1] if reply.error else [],
+                )
+            )
+            continue
+        out.append(
+            Judgment(
+                case_id=case.case_id,
+                repeat=repeat,
+                status="scored",
+                value=1.0 if verdict.achieved else 0.0,
+                raw="yes" if verdict.achieved else "no",
+                flags=[f"evidence {verdict.evidence}"] if verdict.evidence else [],
+            )
+        )
+    return out
+
+
 def _orders(verdict: PairVerdict) -> tuple[int, int] | None:
     """The candidate's verdict (1 / 0 / -1) shown first and shown second."""
     if verdict.raw_first is None or verdict.raw_second is None:
@@ -188,15 +246,20 @@ def run_judgments(
     """Every case of ``cases`` judged ``repeats`` times (concurrently on the LLM loop,
     ``concurrency`` cases at once; the shared client keeps to the model's own limits)."""
     pairs: dict[str, list[CalibrationCase]] = {}
+    calls: dict[str, list[CalibrationCase]] = {}
     jobs: list[Coroutine[Any, Any, list[Judgment]]] = []
     for case in cases.cases:
         if case.kind == "gsb_pair" and case.pair is not None:
             pairs.setdefault(case.pair, []).append(case)
+        elif case.kind == "milestone" and case.call is not None:
+            calls.setdefault(case.call, []).append(case)
     for repeat in range(repeats):
         for case in cases.of_kind("rubric_item"):
             jobs.append(_one_item(judge, cases, case, repeat))
         for group in pairs.values():
             jobs.append(judge_pair_cases(judge, group, repeat))
+        for group in calls.values():
+            jobs.append(judge_milestone_cases(judge, group, repeat))
     results = judge.run(_bounded(jobs, max(1, concurrency)))
     return [j for part in results for j in part]
 
@@ -226,6 +289,11 @@ def _length(case: CalibrationCase) -> float:
     return math.log2(_words(case.output))
 
 
+LEVELS: dict[CaseKind, Level] = {
+    "rubric_item": "interval",
+    "gsb_pair": "ordinal",
+    "milestone": "binary",
+}
 LENGTH_MEASURES = {
     "rubric_item": "log2 of the output's words",
     "gsb_pair": "log2 of the candidate's words over the baseline's",
@@ -254,9 +322,10 @@ def kind_data(
         if judgment.orders is not None:
             orders[judgment.repeat, j] = judgment.orders
     gsb = kind == "gsb_pair"
+    lengths = kind != "milestone"  # a milestone's verdict is read off excerpts, not the answer
     return KindData(
         kind=kind,
-        level="ordinal" if gsb else "interval",
+        level=LEVELS[kind],
         agents=[c.contestant for c in chosen],
         humans=labels.matrix(chosen),
         judge=judge,
@@ -265,8 +334,8 @@ def kind_data(
         item_types=[cases.item_type(c) for c in chosen],
         tasks=[c.task for c in chosen],
         orders=orders if gsb else None,
-        lengths=np.array([_length(c) for c in chosen]),
-        length_measure=LENGTH_MEASURES[kind],
+        lengths=np.array([_length(c) for c in chosen]) if lengths else None,
+        length_measure=LENGTH_MEASURES.get(kind),
     )
 
 
@@ -288,7 +357,7 @@ def calibrate_one(
     labelled = cases.subset(labels.case_ids())
     judgments = run_judgments(judge, labelled, repeats, concurrency)
     kinds: list[KindStats] = []
-    for kind in ("rubric_item", "gsb_pair"):
+    for kind in CASE_KINDS:
         data = kind_data(labelled, labels, judgments, kind, repeats)
         if data is not None:
             kinds.append(kind_stats(data, bootstrap))

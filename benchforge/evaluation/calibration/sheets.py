@@ -3,8 +3,9 @@ static HTML page to read the cases on.
 
 Sampling is stratified by (task, agent, kind): every stratum gives up to ``per_stratum`` cases,
 drawn with a seeded generator, so a leaderboard's every agent is calibrated on every task it
-ran, on rubric items and GSB pairs alike, however unequal the strata's sizes. The two
-dimensions of one GSB comparison are sampled together (they share the reading).
+ran, on rubric items, GSB pairs and milestones alike, however unequal the strata's sizes. The
+two dimensions of one GSB comparison are sampled together (they share the reading), and so are
+the milestones of one trial.
 """
 
 from __future__ import annotations
@@ -40,19 +41,20 @@ DIMENSIONS = {
 
 
 def sample_cases(cases: CaseSet, per_stratum: int, seed: int) -> CaseSet:
-    """Up to ``per_stratum`` cases (a GSB comparison counting once) per (task, agent, kind),
-    in a seeded random order; the result keeps the file's order."""
+    """Up to ``per_stratum`` cases (a GSB comparison, a trial's milestones counting once) per
+    (task, agent, kind), in a seeded random order; the result keeps the file's order."""
     units: dict[tuple[str, str, str], list[list[str]]] = defaultdict(list)
-    pairs: dict[str, list[str]] = {}
+    together: dict[str, list[str]] = {}
     for case in cases.cases:
         stratum: tuple[str, str, str] = (case.task, case.agent, case.kind)
-        if case.pair is None:
+        shared = case.unit
+        if shared is None:
             units[stratum].append([case.case_id])
-        elif case.pair in pairs:
-            pairs[case.pair].append(case.case_id)  # the unit is already in its stratum
+        elif shared in together:
+            together[shared].append(case.case_id)  # the unit is already in its stratum
         else:
-            pairs[case.pair] = [case.case_id]
-            units[stratum].append(pairs[case.pair])
+            together[shared] = [case.case_id]
+            units[stratum].append(together[shared])
     rng = random.Random(seed)
     chosen: set[str] = set()
     for stratum in sorted(units):
@@ -65,6 +67,8 @@ def sample_cases(cases: CaseSet, per_stratum: int, seed: int) -> CaseSet:
 def allowed_labels(cases: CaseSet, case: CalibrationCase) -> str:
     if case.kind == "gsb_pair":
         return "good | same | bad"
+    if case.kind == "milestone":
+        return "yes | no (achieved)"
     item = cases.item_range(case)
     return f"earned points, {item.low:g} to {item.high:g}"
 
@@ -76,6 +80,15 @@ def criterion_text(cases: CaseSet, case: CalibrationCase) -> tuple[str, str]:
         return dimension, (
             f"Compared with baseline {case.baseline_id}, is the output better (good), as good "
             f"(same) or worse (bad) on {dimension}: {DIMENSIONS.get(dimension, '')}"
+        )
+    if case.kind == "milestone":
+        milestone = case.milestone()
+        expected = milestone.value if milestone is not None else "?"
+        return f"milestone {case.milestone_key} = {expected}", (
+            f"Did the agent actually obtain {case.milestone_key} = {expected} (the right "
+            "quantity, not an equal number for something else) in the excerpts of its "
+            "trajectory or its final answer, or must it have, because a later milestone it "
+            "obtained needs it? yes or no"
         )
     if case.rubric in cases.rubrics:
         item = next(i for i in cases.rubrics[case.rubric].items if i.id == case.item_id)

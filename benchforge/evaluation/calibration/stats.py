@@ -13,7 +13,9 @@ Values are on one scale per kind of case:
   a positive item, -1..0 for a penalty), so items of different weights compare;
 - GSB pairs: good = 1, same = 0, bad = -1. A pair whose two orders disagree counts as a tie (0)
   in the judge's labels, the MT-Bench convention: an order-dependent judge loses agreement for
-  it, besides its inconsistency rate.
+  it, besides its inconsistency rate;
+- milestones (level ``binary``): achieved = 1, not = 0. Agreement is Cohen's kappa, and the
+  accuracy (share of verdicts equal to the reference) is reported beside it.
 
 Agreement is like for like (leave one out): each rater is compared with the mean of the *other*
 raters (GSB: their rounded mean, a tie being "same"), and each single judgment of the judge
@@ -43,7 +45,7 @@ from scipy import stats
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-Level = Literal["interval", "ordinal"]
+Level = Literal["interval", "ordinal", "binary"]
 GSB_VALUES = (-1, 0, 1)
 MIN_CASES = 3
 
@@ -180,6 +182,25 @@ def quadratic_kappa(a: FloatArray, b: FloatArray) -> float:
     return 1.0 - float(np.sum(_WEIGHTS * observed)) / disagreement
 
 
+def cohen_kappa(a: FloatArray, b: FloatArray) -> float:
+    """Cohen's kappa of two binary (0 / 1) labellings, as
+    ``sklearn.metrics.cohen_kappa_score``; NaN when undefined (fewer than 3 cases, or both
+    sides giving one and the same label throughout)."""
+    if len(a) < MIN_CASES:
+        return math.nan
+    observed = float(np.mean(a == b))
+    pa, pb = float(np.mean(a)), float(np.mean(b))
+    expected = pa * pb + (1 - pa) * (1 - pb)
+    if expected == 1:
+        return math.nan
+    return (observed - expected) / (1 - expected)
+
+
+def accuracy(a: FloatArray, b: FloatArray) -> float:
+    """Share of cases where the two labellings agree (NaN with no case)."""
+    return float(np.mean(a == b)) if len(a) else math.nan
+
+
 def _ordinal_delta(counts: FloatArray) -> FloatArray:
     """Krippendorff's squared ordinal distance between the values of a domain, from the
     values' marginal counts: (sum of the counts from c to k - (n_c + n_k) / 2) ** 2."""
@@ -207,7 +228,8 @@ def alpha(matrix: FloatArray, level: Level) -> float:
         return math.nan
     pairable = ok.sum(axis=0).astype(float)
     n = float(pairable.sum())
-    if level == "interval":
+    if level != "ordinal":
+        # on two values (binary) the interval distance is the nominal one
         # ordered pairs within a unit: sum (v_i - v_j)^2 = 2 m SS_u; across all values: 2 n SS
         filled = np.where(ok, data, 0.0)
         centred = np.where(ok, data - filled.sum(axis=0) / pairable, 0.0)
@@ -309,7 +331,7 @@ PositionDirection = Literal["first", "second", "none"]
 
 
 class KindStats(BaseModel):
-    """Every figure of one judge on one kind of case (rubric items or GSB pairs)."""
+    """Every figure of one judge on one kind of case (rubric items, GSB pairs, milestones)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -318,13 +340,20 @@ class KindStats(BaseModel):
     judged: int = Field(description="cases the judge scored in at least one repeat")
     repeats: int
     raters: int = Field(default=0, description="raters with a label of this kind")
-    agreement_name: str = Field(description="pearson_r (rubric) or kappa (GSB)")
+    agreement_name: str = Field(
+        description="pearson_r (rubric), kappa (GSB, quadratic) or cohen_kappa (milestones)"
+    )
     agreement: Paired = Field(
         description="leave one out: judge, each repeat vs the mean of all raters but one "
         "(averaged over the raters left out and the repeats); humans, each rater vs the mean "
         "of the others (averaged over the raters)"
     )
     alpha: Paired = Field(description="Krippendorff alpha: judge added as a rater / humans only")
+    accuracy: Paired | None = Field(
+        default=None,
+        description="binary (milestones): share of verdicts equal to the reference, leave one "
+        "out as agreement",
+    )
     model_pearson: Paired = Field(description="per-agent means, leave one out as agreement")
     model_spearman: Paired
     model_kendall: Paired
@@ -397,7 +426,7 @@ class KindData:
     described by ``length_measure``. ``trials``, ``item_types``, ``tasks``: per case."""
 
     kind: str
-    level: Level  # "interval" (rubric) or "ordinal" (GSB)
+    level: Level  # "interval" (rubric), "ordinal" (GSB) or "binary" (milestones)
     agents: list[str]
     humans: FloatArray
     judge: FloatArray
@@ -411,7 +440,8 @@ class KindData:
 
 
 def _mean(values: FloatArray, ordinal: bool) -> FloatArray:
-    """Column means (NaN left out); GSB: rounded, the majority (a good/bad tie is 'same')."""
+    """Column means (NaN left out); ``ordinal`` (GSB, milestones): rounded, the majority (a
+    good/bad tie is 'same', a yes/no tie 'no')."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         mean = np.nanmean(values, axis=0)
@@ -426,9 +456,17 @@ def leave_one_out(humans: FloatArray, ordinal: bool) -> list[tuple[int, FloatArr
     return [(i, _mean(np.delete(humans, i, axis=0), ordinal)) for i in range(humans.shape[0])]
 
 
-def _agree(x: FloatArray, y: FloatArray, ordinal: bool) -> float:
+Measure = Callable[[FloatArray, FloatArray], float]
+AGREEMENT: dict[str, Measure] = {
+    "interval": pearson,
+    "ordinal": quadratic_kappa,
+    "binary": cohen_kappa,
+}
+
+
+def _agree(x: FloatArray, y: FloatArray, measure: Measure) -> float:
     ok = np.isfinite(x) & np.isfinite(y)
-    return quadratic_kappa(x[ok], y[ok]) if ordinal else pearson(x[ok], y[ok])
+    return measure(x[ok], y[ok])
 
 
 def _group_means(values: FloatArray, codes: IntArray, groups: int) -> FloatArray:
@@ -440,6 +478,11 @@ def _group_means(values: FloatArray, codes: IntArray, groups: int) -> FloatArray
         return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
+AGREEMENT_NAMES: dict[str, str] = {
+    "interval": "pearson_r",
+    "ordinal": "kappa",
+    "binary": "cohen_kappa",
+}
 Correlation = Callable[[FloatArray, FloatArray], float]
 LEVEL_CORRELATIONS: dict[str, Correlation] = {
     "pearson": pearson,
@@ -469,8 +512,10 @@ def _codes(labels: Sequence[str]) -> tuple[IntArray, list[str]]:
 class _LeaveOneOut:
     """The judge's and the humans' leave-one-out figures of one kind (see the module doc)."""
 
-    def __init__(self, humans: FloatArray, judge: FloatArray, ordinal: bool) -> None:
-        self.humans, self.judge, self.ordinal = humans, judge, ordinal
+    def __init__(
+        self, humans: FloatArray, judge: FloatArray, ordinal: bool, measure: Measure
+    ) -> None:
+        self.humans, self.judge, self.measure = humans, judge, measure
         self.refs = leave_one_out(humans, ordinal)
         self._last: tuple[bytes, tuple[float, float]] | None = None
         self.judge_refs = [ref for _, ref in self.refs]
@@ -488,13 +533,13 @@ class _LeaveOneOut:
     def _agreement(self, idx: IntArray) -> tuple[float, float]:
         judge = _mean_finite(
             [
-                _agree(self.judge[k, idx], ref[idx], self.ordinal)
+                _agree(self.judge[k, idx], ref[idx], self.measure)
                 for k in range(self.judge.shape[0])
                 for ref in self.judge_refs
             ]
         )
         humans = _mean_finite(
-            [_agree(self.humans[i, idx], ref[idx], self.ordinal) for i, ref in self.refs]
+            [_agree(self.humans[i, idx], ref[idx], self.measure) for i, ref in self.refs]
         )
         return judge, humans
 
@@ -563,11 +608,12 @@ def _noted(figure: Figure, note: str | None) -> Figure:
 def kind_stats(data: KindData, settings: BootstrapSettings) -> KindStats:
     """Every figure of ``data`` with its interval (one bootstrap over cases for all; one more
     per item type and per task)."""
-    ordinal = data.level == "ordinal"
+    ordinal = data.level != "interval"  # majorities of GSB verdicts and of milestone verdicts
     humans, judge = data.humans, data.judge
     n = humans.shape[1]
     repeats = judge.shape[0]
-    loo = _LeaveOneOut(humans, judge, ordinal)
+    loo = _LeaveOneOut(humans, judge, ordinal, AGREEMENT[data.level])
+    hits = _LeaveOneOut(humans, judge, ordinal, accuracy) if data.level == "binary" else None
     agent_codes, agent_names = _codes(data.agents)
     trial_codes, trial_names = _codes(data.trials if data.trials is not None else data.agents)
     human_v = _mean(humans, ordinal)
@@ -602,6 +648,9 @@ def kind_stats(data: KindData, settings: BootstrapSettings) -> KindStats:
         "alpha_judge": lambda idx: alpha(with_judge[:, idx], data.level),
         "alpha_humans": lambda idx: alpha(humans[:, idx], data.level),
     }
+    if hits is not None:
+        statistics["accuracy"] = lambda idx: hits.agreement(idx)[0]
+        statistics["accuracy_humans"] = lambda idx: hits.agreement(idx)[1]
 
     def pick(
         level: Callable[[IntArray], dict[str, float]], name: str
@@ -626,8 +675,8 @@ def kind_stats(data: KindData, settings: BootstrapSettings) -> KindStats:
     if data.lengths is not None:
         length = data.lengths
         judge_raw, human_raw = _mean(judge, False), _mean(humans, False)
-        statistics["length_judge"] = lambda idx: _agree(judge_raw[idx], length[idx], False)
-        statistics["length_humans"] = lambda idx: _agree(human_raw[idx], length[idx], False)
+        statistics["length_judge"] = lambda idx: _agree(judge_raw[idx], length[idx], pearson)
+        statistics["length_humans"] = lambda idx: _agree(human_raw[idx], length[idx], pearson)
         bias = toward_longer if ordinal else length_slope
         statistics["length_bias"] = lambda idx: bias(judge_raw[idx], human_raw[idx], length[idx])
     if repeats >= 2:
@@ -679,12 +728,17 @@ def kind_stats(data: KindData, settings: BootstrapSettings) -> KindStats:
         judged=int(np.sum(np.isfinite(judge_v))),
         repeats=repeats,
         raters=raters,
-        agreement_name="kappa" if ordinal else "pearson_r",
+        agreement_name=AGREEMENT_NAMES[data.level],
         agreement=Paired(
             judge=figures["agreement"], humans=_noted(figures["inter_rater"], human_note)
         ),
         alpha=Paired(
             judge=figures["alpha_judge"], humans=_noted(figures["alpha_humans"], human_note)
+        ),
+        accuracy=(
+            Paired(judge=figures["accuracy"], humans=_noted(figures["accuracy_humans"], human_note))
+            if hits is not None
+            else None
         ),
         model_pearson=paired("model", "pearson", "agents", agents_with_data),
         model_spearman=paired("model", "spearman", "agents", agents_with_data),

@@ -94,8 +94,9 @@ def trial_cases(trial: JudgedTrial) -> list[CalibrationCase]:
     return cases
 
 
-def case_set(trials: Iterable[JudgedTrial]) -> CaseSet:
-    """The cases of ``trials`` with the rubrics they cite, each rubric once by version."""
+def case_set(trials: Iterable[JudgedTrial], extra: Iterable[CalibrationCase] = ()) -> CaseSet:
+    """The cases of ``trials`` with the rubrics they cite, each rubric once by version, then
+    the ``extra`` cases that cite no rubric (``TaskFamily.verdict_cases``: milestones)."""
     rubrics: dict[str, Any] = {}
     flats: dict[str, Any] = {}
     cases: list[CalibrationCase] = []
@@ -106,4 +107,5 @@ def case_set(trials: Iterable[JudgedTrial]) -> CaseSet:
         else:
             flats[rubric.version] = rubric
         cases += trial_cases(trial)
+    cases += extra
     return CaseSet(rubrics=rubrics, flat_rubrics=flats, cases=cases)

@@ -95,6 +95,20 @@ def judge_milestones(
     excerpts: Sequence[Excerpt],
     steps: int,
 ) -> StructuredReply[MilestonesReply]:
+    return judge.run(
+        judge_milestones_async(judge, question=question, gold=gold, excerpts=excerpts, steps=steps)
+    )
+
+
+async def judge_milestones_async(
+    judge: Judge,
+    *,
+    question: str,
+    gold: GoldPath,
+    excerpts: Sequence[Excerpt],
+    steps: int,
+) -> StructuredReply[MilestonesReply]:
+    """``judge_milestones`` for callers already on the judge's loop (judge calibration)."""
     keys = [m.key for m in gold.milestones]
 
     def check(reply: MilestonesReply) -> None:
@@ -107,11 +121,9 @@ def judge_milestones(
                     f"milestone {item.key!r}: first_step {item.first_step} is outside 1..{steps}"
                 )
 
-    return judge.run(
-        ask_json(
-            judge,
-            milestone_messages(question=question, gold=gold, excerpts=excerpts, steps=steps),
-            MilestonesReply,
-            check=check,
-        )
+    return await ask_json(
+        judge,
+        milestone_messages(question=question, gold=gold, excerpts=excerpts, steps=steps),
+        MilestonesReply,
+        check=check,
     )

@@ -26,7 +26,8 @@ from benchforge.evaluation.families.scored_work import ScoredWork
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
 
 if TYPE_CHECKING:
-    from benchforge.evaluation.calibration.cases import JudgedMaterial
+    from benchforge.core.records import TrialScore
+    from benchforge.evaluation.calibration.cases import CalibrationCase, JudgedMaterial
     from benchforge.evaluation.judges.client import Judge
 
 __all__ = [
@@ -230,6 +231,14 @@ class TaskFamily(Protocol):
         judged). Judge calibration builds its cases from it."""
         ...
 
+    def verdict_cases(
+        self, task: LoadedTask, gold: Any, score: TrialScore
+    ) -> list[CalibrationCase]:
+        """Calibration cases for what the family's judge decided on a scored trial beyond
+        the judged output's rubric (e.g. one case per milestone of the trial's gold path),
+        from ``gold`` and the trial's score breakdown, each self-contained; [] when none."""
+        ...
+
     def generate(
         self, task: LoadedTask, dataset_dir: Path, work: Path, first: bool = False
     ) -> list[Path]:
@@ -339,6 +348,11 @@ class FamilyBase:
 
     def judged_material(self, task: LoadedTask, gold: Any) -> JudgedMaterial | None:
         return None
+
+    def verdict_cases(
+        self, task: LoadedTask, gold: Any, score: TrialScore
+    ) -> list[CalibrationCase]:
+        return []
 
     def generate(
         self, task: LoadedTask, dataset_dir: Path, work: Path, first: bool = False

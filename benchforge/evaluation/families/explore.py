@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from benchforge.core.artifacts import LAYOUT
 from benchforge.core.derivations import derivation
-from benchforge.core.records import DatasetRecord, Step
+from benchforge.core.records import DatasetRecord, Step, TrialScore
 from benchforge.core.records.scores import ScoreBreakdown, register_breakdown
 from benchforge.core.records.trials import SOLUTION_ANSWER_FILE, Termination
 from benchforge.core.records.verification import (
@@ -44,6 +44,7 @@ from benchforge.core.records.verification import (
     VerificationCheck,
 )
 from benchforge.core.sandbox import SandboxBackend
+from benchforge.evaluation.calibration.cases import CalibrationCase, MilestoneMaterial
 from benchforge.evaluation.explore.accuracy import AccuracyScore, score_accuracy
 from benchforge.evaluation.explore.gold import ExploreGold, explore_gold, reference_answer
 from benchforge.evaluation.explore.metrics import TerminationMode, ee, termination_mode
@@ -236,6 +237,42 @@ class ExploreMilestoneFamily(FamilyBase):
                 expected=reference_answer(expected),
             ),
         )
+
+    def verdict_cases(
+        self, task: LoadedTask, gold: Any, score: TrialScore
+    ) -> list[CalibrationCase]:
+        """One case per milestone the judge decided on the trial (a trial whose milestones
+        went unscored has none): the question, the gold path, the excerpts the judge was
+        shown, the final answer; the cases of a trial share one judge call."""
+        detail = score.breakdown
+        if not isinstance(detail, ExploreDetail) or detail.milestones.status != "scored":
+            return []
+        expected = gold if isinstance(gold, ExploreGold) else ExploreGold.model_validate(gold)
+        material = MilestoneMaterial(
+            gold=expected.path,
+            excerpts=detail.milestones.excerpts,
+            steps=detail.milestones.agent_steps,
+        )
+        key = score.key
+        call = f"{key.slug}:milestones"
+        return [
+            CalibrationCase(
+                case_id=f"{call}:{milestone.key}",
+                kind="milestone",
+                task=task.key,
+                family=score.family,
+                agent=key.agent,
+                model=key.model,
+                trial=key.slug,
+                run_id=score.run_id,
+                question=expected.question,
+                output=detail.given or "",
+                milestone_key=milestone.key,
+                call=call,
+                milestones=material,
+            )
+            for milestone in expected.path.milestones
+        ]
 
     def solution(
         self,

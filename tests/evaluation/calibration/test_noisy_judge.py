@@ -252,6 +252,7 @@ def test_refusals_name_the_problem(tmp_path: Any) -> None:
         "sigma": 0.1,
         "bias": 0.2,
         "length": 0.0,
+        "flip": 0.0,
         "seed": 3,
     }
     # the module function reads a truth file; without one it says where it comes from

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from benchforge.core.records import Step, TrialKey, TrialResult
+from benchforge.core.records import Step, TrialKey, TrialResult, TrialScore
+from benchforge.evaluation.calibration.runner import judge_milestone_cases
 from benchforge.evaluation.explore.accuracy import AnswerPart
 from benchforge.evaluation.explore.gold import ExploreGold, reference_answer
 from benchforge.evaluation.explore.models import GoldPath, Milestone
@@ -169,3 +170,51 @@ def test_the_shipped_suite_spans_categories_and_difficulties() -> None:
     assert all(
         "return_answer" in s.instructions and "No relevant data" in s.instructions for s in specs
     )
+
+
+def test_milestone_verdicts_become_calibration_cases_rejudged_alike(
+    make_judge: JudgeFactory,
+) -> None:
+    """A scored trial gives one case per milestone with what the judge was shown; judged
+    again as calibration judges them, each case gets the verdict the scoring had."""
+    trajectory = steps(("I sum 2023 revenue per industry.", "E47    59.7370\nI65    44.3311"))
+    result = score(make_judge(), "Revenue grew by 12%.", trajectory)
+    detail = result.breakdown
+    assert isinstance(detail, ExploreDetail)
+    key = TrialKey(
+        suite=TASK.spec.suite,
+        task_id=TASK.spec.id,
+        task_version=TASK.spec.version,
+        agent="react",
+        agent_config_hash="1234",
+        model="gpt",
+        epoch=0,
+    )
+    trial = TrialScore(
+        run_id="r",
+        key=key,
+        family=TASK.spec.family,
+        status="scored",
+        termination="finished",
+        breakdown=detail,
+    )
+    cases = family_of(TASK).verdict_cases(TASK, GOLD, trial)
+    assert [c.milestone_key for c in cases] == [m.key for m in GOLD.path.milestones]
+    assert {c.call for c in cases} == {f"{key.slug}:milestones"}
+    assert all(c.kind == "milestone" and c.output == "Revenue grew by 12%." for c in cases)
+    assert cases[0].milestones is not None
+    assert cases[0].milestones.excerpts == detail.milestones.excerpts
+    judge = make_judge()
+    judgments = judge.run(judge_milestone_cases(judge, cases, 0))
+    verdicts = {o.key: o.judged_achieved for o in detail.milestones.outcomes}
+    assert verdicts == {"top_industry": True, "top_revenue": True, "prior_revenue": False,
+                        "growth_pct": False}  # fmt: skip
+    assert {j.case_id.rsplit(":", 1)[1]: j.value == 1.0 for j in judgments} == verdicts
+    unscored = trial.model_copy(
+        update={
+            "breakdown": detail.model_copy(
+                update={"milestones": detail.milestones.model_copy(update={"status": "unscored"})}
+            )
+        }
+    )
+    assert family_of(TASK).verdict_cases(TASK, GOLD, unscored) == []
