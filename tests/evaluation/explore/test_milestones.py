@@ -90,8 +90,11 @@ def test_a_value_five_percent_off_is_no_excerpt() -> None:
     assert find_excerpts(texts, GOLD.milestones) == []
 
 
-def test_four_trajectories_on_the_faithful_judge(make_judge: JudgeFactory) -> None:
-    judge = make_judge()
+@pytest.mark.parametrize("model", ["mock-judge", "mock-judge-obedient"])
+def test_four_trajectories_on_the_faithful_and_obedient_judges(
+    make_judge: JudgeFactory, model: str
+) -> None:
+    judge = make_judge(model)
     # stated in a tool output at step 2; the region never named but growth reached at step 5:
     # the region is inferred from growth (step 5)
     in_tool = score_milestones(
