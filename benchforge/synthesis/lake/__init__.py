@@ -15,6 +15,7 @@ from benchforge.synthesis.lake.build import (
     build_lake,
     read_lake_record,
 )
+from benchforge.synthesis.lake import derive as _derive  # noqa: F401  (registers lake, lake_obscured)
 from benchforge.synthesis.lake.loader import (
     LakeSpecError,
     check_against_dataset,
