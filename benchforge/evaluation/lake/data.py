@@ -87,9 +87,7 @@ def built_lake(dataset_dir: Path, lake_spec: Path, work: Path, *, obscured: bool
         f"{dataset_version(dataset_dir)}\0{seed}\0{spec_digest}\0{kind}".encode()
     ).hexdigest()[:20]
     make = derivation("lake_obscured" if obscured else "lake")
-    root = publish_once(
-        work / LAKE_DATA / key, lambda out: make(dataset_dir, lake_spec, out, seed)
-    )
+    root = publish_once(work / LAKE_DATA / key, lambda out: make(dataset_dir, lake_spec, out, seed))
     record = LakeRecordInfo.model_validate_json((root / RECORD_FILE).read_text(encoding="utf-8"))
     return BuiltLake(root=root, record=record)
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from benchforge.core.yamlio import read_yaml
 from benchforge.evaluation.lake.answers import AnswerType, GoldAnswer, Value
 from benchforge.evaluation.lake.data import (
     BuiltLake,
@@ -28,7 +29,6 @@ from benchforge.evaluation.lake.data import (
 from benchforge.evaluation.lake.reading import LakeInput
 from benchforge.evaluation.lake.spec import DataSource, LakePipelineTask, LakeQuestion
 from benchforge.evaluation.tasks.models import LoadedTask
-from benchforge.core.yamlio import read_yaml
 
 
 class ReferenceError(Exception):

@@ -68,7 +68,7 @@ QUESTION = {
         },
     ],
 }
-REFERENCE = '''
+REFERENCE = """
 import pandas as pd
 
 
@@ -78,7 +78,7 @@ def order_count(lake):
 
 def answer(lake):
     return float(pd.to_numeric(lake.table("orders")["amount"]).sum())
-'''
+"""
 ORDERS = 120
 
 
@@ -153,19 +153,28 @@ def test_each_setting_gives_its_files_and_never_the_record(
         folder = family_of(loaded).agent_data(loaded, dataset, work)
         seen[variant] = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
         assert not (folder / RECORD_FILE).exists()
-    gold = set(family_of(task(suite, "oracle")).prepare_gold(task(suite, "oracle"), dataset, work).gold_files)
+    oracle = task(suite, "oracle")
+    gold = set(family_of(oracle).prepare_gold(oracle, dataset, work).gold_files)
     assert seen["oracle"] == gold
     assert gold < seen["trimmed"] < seen["full"]
     assert len(seen["trimmed"]) == len(gold) + 2
 
 
 def test_gold_files_follow_the_lake_seed(dataset: Path, tmp_path: Path) -> None:
-    spec = parse_lake_spec(LAKE_SPEC | {"exports": [
-        LAKE_SPEC["exports"][0] | {"splits": [
-            {"by": "period", "column": "ordered_at", "every": "quarter"},
-            {"by": "period", "column": "ordered_at", "every": "year"},
-        ]}
-    ]})
+    spec = parse_lake_spec(
+        LAKE_SPEC
+        | {
+            "exports": [
+                LAKE_SPEC["exports"][0]
+                | {
+                    "splits": [
+                        {"by": "period", "column": "ordered_at", "every": "quarter"},
+                        {"by": "period", "column": "ordered_at", "every": "year"},
+                    ]
+                }
+            ]
+        }
+    )
     names = set()
     for seed in range(1, 6):
         record = build_lake(dataset, spec, tmp_path / f"seed-{seed}", seed=seed)
