@@ -59,6 +59,7 @@ def test_the_shipped_agents_and_their_spellings() -> None:
         "react-dab",
         "ds-star",
         "ds-guru",
+        "react-lake",
         "single-call",
         "command",
     ]
@@ -71,6 +72,7 @@ def test_the_shipped_agents_and_their_spellings() -> None:
         "react-dab",
         "ds-star",
         "ds-guru",
+        "react-lake",
         "single-call",
         "react=CONFIG.yaml",
         "react-de=CONFIG.yaml",
@@ -78,6 +80,7 @@ def test_the_shipped_agents_and_their_spellings() -> None:
         "react-dab=CONFIG.yaml",
         "ds-star=CONFIG.yaml",
         "ds-guru=CONFIG.yaml",
+        "react-lake=CONFIG.yaml",
         "single-call=CONFIG.yaml",
         "command=AGENT.yaml",
     ]
@@ -101,6 +104,7 @@ def test_a_new_agent_is_one_registration(scratch_registry: None, tmp_path: Path)
         "react-dab",
         "ds-star",
         "ds-guru",
+        "react-lake",
         "single-call",
         "toy",
         "command",
@@ -150,9 +154,12 @@ def test_the_parameter_type_offers_the_registered_agents() -> None:
         "react-dab",
         "ds-star",
         "ds-guru",
+        "react-lake",
         "single-call",
     ]
-    configurable = "react|react-de|react-da|react-dab|ds-star|ds-guru|single-call|command"
+    configurable = (
+        "react|react-de|react-da|react-dab|ds-star|ds-guru|react-lake|single-call|command"
+    )
     assert choices[1]["pattern"] == rf"^({configurable})=\S.*$"
 
 

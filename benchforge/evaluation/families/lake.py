@@ -2,12 +2,13 @@
 answered with a typed value and the pipeline code that computed it.
 
 ========  ======================================================================================
-agent     ``TASK.md`` and ``question.md`` (the question, or every sub-task's in the ``subtasks``
-          mode); data: the files of the task's setting of the lake built from the dataset
-          (seeded by the dataset's seed): every file (``full``), the gold files (``oracle``),
-          the gold files and seeded distractors (``trimmed``), every file of the obscured lake
-          (``obscured``); never the record, the gold or the reference pipeline; tools: the
-          ``lake`` toolset (list_files, read_file, execute_python, submit_answer)
+agent     ``TASK.md``: the instructions, which state the question (every sub-task's in the
+          ``subtasks`` mode; ``task validate`` checks they do); data: the files of the task's
+          setting of the lake built from the dataset (seeded by the dataset's seed): every
+          file (``full``), the gold files (``oracle``), the gold files and seeded distractors
+          (``trimmed``), every file of the obscured lake (``obscured``); never the record, the
+          gold or the reference pipeline; tools: the ``lake`` toolset (list_files, read_file,
+          execute_python, submit_answer)
 gold      the question's reference pipeline (``questions/<name>.py``) run over the gold files
           of the setting's lake (:mod:`benchforge.evaluation.lake.gold`): the answer and every
           sub-task's, recomputed on every seed and setting, the obscured one included
@@ -84,7 +85,6 @@ ACCURACY = "accuracy"
 PIPELINE_DESIGN = "pipeline_design"
 SUBMISSION = "answer"
 PIPELINE_FILE = "pipeline.py"
-QUESTION_FILE = "question.md"
 DSSTAR_FINAL = "ds-star/final.py"  # ds-star keeps its final script there (agents.dsstar)
 CLOSE_CHECK = "close answer"
 
@@ -140,26 +140,25 @@ class LakePipelineFamily(FamilyBase):
             return [*problems, ("question", f"missing file '{folder / spec.question}'")]
         task = LoadedTask(spec=spec, folder=folder)
         try:
-            load_question(task)
+            question = load_question(task)
         except ValueError as exc:
             return [*problems, ("question", f"{folder / spec.question}: {exc}")]
+        asked = _words(spec.instructions)
+        stated = (
+            [s.question for s in question.subtasks]
+            if spec.mode == "subtasks"
+            else [question.question]
+        )
+        problems += [
+            ("instructions", f"the instructions do not ask {text!r} ({folder / spec.question})")
+            for text in stated
+            if _words(text) not in asked
+        ]
         if not reference_file(task).is_file():
             problems.append(("question", f"missing reference '{reference_file(task)}'"))
         return problems
 
     def materials(self, task: LoadedTask, dest: Path) -> None:
-        spec = spec_as(task, LakePipelineTask)
-        question = load_question(task)
-        if spec.mode == "subtasks":
-            lines = [
-                "Answer each question below from the lake. Return one JSON object mapping each "
-                "question's id to its answer.",
-                "",
-                *(f"- `{s.id}` ({s.answer_type.value}): {s.question}" for s in question.subtasks),
-            ]
-        else:
-            lines = [question.question, "", f"Answer type: {question.answer_type.value}."]
-        (dest / QUESTION_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
         (dest / SUBMISSION).mkdir(exist_ok=True)
 
     def scored_work(self, task: LoadedTask) -> ScoredWork:
@@ -393,6 +392,10 @@ def _subtask_scores(
         text = None if value is None else value if isinstance(value, str) else json.dumps(value)
         scores[key] = _answer_score(text, expected, gold.subtask_questions[key], judge)
     return scores
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _gold_paths(task: LoadedTask, record: LakeRecordInfo) -> list[str]:

@@ -102,7 +102,8 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "mode": "subtasks" if variant == "subtasks" else "task",
             "trimmed_distractors": 2,
             "difficulty": "hard",
-            "instructions": "Answer the question in question.md from the lake.",
+            "instructions": "How many orders are there? What is the total amount of the orders? "
+            + QUESTION["question"],
             "tags": [f"setting:{variant}"],
         }
         (root / task["id"]).mkdir()
