@@ -53,6 +53,10 @@ def section_commands(heading: str) -> list[str]:
 
 
 DAB_RUN = "benchforge run --suite dab-crm --agent oracle --agent null --agent react-dab --epochs 3"
+LAKE_RUN = (
+    "benchforge run --suite lake-crm --setting full --setting oracle --agent oracle --agent null "
+    "--agent ds-star --agent react-lake --epochs 3"
+)
 POSTGRES_SECTION = "## Importing from PostgreSQL"
 PRODUCTION_SECTION = "## Running in production"
 DASK_SECTION = "## One run on a Dask cluster"
@@ -108,6 +112,7 @@ def test_every_readme_command_is_covered_here() -> None:
         "python bench/fanout.py",
         "benchforge run --suite da-crm --agent oracle --agent null --agent react-da",
         DAB_RUN,  # test_dab_run_and_report_commands
+        LAKE_RUN,  # test_lake_run_and_report_commands (two questions, one epoch)
         "benchforge score-run --rescore",
         "benchforge score-run --rescore --fresh",
         "benchforge task prepare task_specs/da-crm --seed 8",
@@ -283,6 +288,65 @@ def test_dab_run_and_report_commands(workdir: Path) -> None:
     assert react["trials"] == 27 and react["tools"]["sql"] > 0 and react["tools"]["python"] > 0
     assert sum(react["failures"].values()) == pytest.approx(27 * (1 - react["pass_at_k"]["1"]))
     assert "infra_error" not in react["failures"]
+
+
+LAKE_QUESTIONS = ("webinar-campaigns", "won-usd-2024")  # easy and hard; react-lake solves the first
+
+
+def test_lake_run_and_report_commands(workdir: Path) -> None:
+    """The lake commands on two questions, one epoch (the README's runs all ten, three times):
+    the settings the README names with every agent, then the other settings with the oracle
+    and the null agent; the report. The oracle scores 100 on every setting and in the sub-task
+    mode, the null agent 0; react-lake's mock script solves the easy question."""
+    env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "lake"), "BENCHFORGE_OPENAI_API_KEY": ""}
+    tasks = " ".join(
+        f"--task crm-lake-{q}-{s}"
+        for q in LAKE_QUESTIONS
+        for s in ("full", "oracle", "trimmed", "obscured", "subtasks")
+    )
+    ran = run(f"{LAKE_RUN.replace('--epochs 3', '--epochs 1')} {tasks}", ROOT, env)
+    assert ran.returncode == 0, (ran.stdout + ran.stderr)[-4000:]
+    assert "16 trials" in ran.stdout and "(0 infrastructure errors)" in ran.stdout
+    others = (
+        "benchforge run --suite lake-crm --setting trimmed --setting obscured --setting subtasks "
+        f"--agent oracle --agent null {tasks}"
+    )
+    ran = run(others, ROOT, env)
+    assert ran.returncode == 0, (ran.stdout + ran.stderr)[-4000:]
+    assert "12 trials" in ran.stdout and "scored 12 trials (scored 12)" in ran.stdout
+    reported = run("benchforge report", ROOT, env)  # the latest run's, as the README says
+    assert reported.returncode == 0, (reported.stdout + reported.stderr)[-4000:]
+    assert "## Lake questions" in reported.stdout
+    runs = sorted((workdir / "lake" / "runs").iterdir())
+    assert len(runs) == 2
+    first = run(f"benchforge report {runs[0].name}", ROOT, env)
+    assert first.returncode == 0, (first.stdout + first.stderr)[-4000:]
+    reports = []
+    for folder in runs:
+        written = {p.name for p in (folder / "report").iterdir()}
+        assert {"lake-report.md", "lake-report.html", "lake-report.json"} <= written
+        reports.append(json.loads((folder / "report" / "lake-report.json").read_text()))
+    rows: dict[str, dict[str, float]] = {}
+    for report in reports:
+        for row in report["rows"]:
+            rows.setdefault(row["agent"], {})
+            for setting, value in row["accuracy_by_setting"].items():
+                if value is not None:
+                    rows[row["agent"]][setting] = value
+            if row["subtasks"] is not None:
+                rows[row["agent"]]["subtasks"] = row["subtasks"]
+    every = {"full", "oracle", "trimmed", "obscured", "subtasks"}
+    assert rows["oracle"] == {setting: 100.0 for setting in every}
+    assert rows["null"] == {setting: 0.0 for setting in every}
+    assert set(rows["react-lake"]) == {"full", "oracle"} and set(rows["ds-star"]) == {
+        "full",
+        "oracle",
+    }
+    react = next(x for x in reports[0]["rows"] if x["agent"] == "react-lake")
+    assert react["accuracy_by_difficulty"]["easy"] == 100.0
+    assert react["roles"]["-"]["calls_per_trial"] == 4.0
+    ds_star = next(x for x in reports[0]["rows"] if x["agent"] == "ds-star")
+    assert ds_star["roles"]["analyzer"]["calls"] > 0  # calls per role, off its trajectory
 
 
 def test_judged_run_rescore_prepare_and_labelling_commands(workdir: Path) -> None:
