@@ -291,13 +291,15 @@ def test_dab_run_and_report_commands(workdir: Path) -> None:
 
 
 LAKE_QUESTIONS = ("webinar-campaigns", "won-usd-2024")  # easy and hard; react-lake solves the first
+LAKE_MISTAKES = "mock-script:react-lake-crm-mistakes"  # sums distractors into won-usd-2024
 
 
 def test_lake_run_and_report_commands(workdir: Path) -> None:
     """The lake commands on two questions, one epoch (the README's runs all ten, three times):
-    the settings the README names with every agent, then the other settings with the oracle
-    and the null agent; the report. The oracle scores 100 on every setting and in the sub-task
-    mode, the null agent 0; react-lake's mock script solves the easy question."""
+    the settings the README names with every agent, then the other settings with the oracle,
+    the null agent and react-lake's mistakes script; the reports. The oracle scores 100 on every
+    setting and in the sub-task mode, the null agent 0; react-lake's solve script solves the easy
+    question, its mistakes script reads distractors and scores as they make it."""
     env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "lake"), "BENCHFORGE_OPENAI_API_KEY": ""}
     tasks = " ".join(
         f"--task crm-lake-{q}-{s}"
@@ -309,11 +311,16 @@ def test_lake_run_and_report_commands(workdir: Path) -> None:
     assert "16 trials" in ran.stdout and "(0 infrastructure errors)" in ran.stdout
     others = (
         "benchforge run --suite lake-crm --setting trimmed --setting obscured --setting subtasks "
-        f"--agent oracle --agent null {tasks}"
+        f"--agent oracle --agent null --agent react-lake --model {LAKE_MISTAKES} {tasks}"
     )
     ran = run(others, ROOT, env)
     assert ran.returncode == 0, (ran.stdout + ran.stderr)[-4000:]
-    assert "12 trials" in ran.stdout and "scored 12 trials (scored 12)" in ran.stdout
+    assert "18 trials" in ran.stdout and "scored 18 trials (scored 18)" in ran.stdout
+    [mistake] = (workdir / "lake" / "runs").glob(
+        "*/scores/lake-crm/crm-lake-won-usd-2024-trimmed@1/react-lake-*/*/epoch-0.json"
+    )
+    # a distractor read: stale copies and revised re-exports summed in, 1 / (1 + RAE) of 11.8 %
+    assert json.loads(mistake.read_text())["metrics"]["accuracy"] == pytest.approx(89.47, abs=0.01)
     reported = run("benchforge report", ROOT, env)  # the latest run's, as the README says
     assert reported.returncode == 0, (reported.stdout + reported.stderr)[-4000:]
     assert "## Lake questions" in reported.stdout
@@ -338,10 +345,7 @@ def test_lake_run_and_report_commands(workdir: Path) -> None:
     every = {"full", "oracle", "trimmed", "obscured", "subtasks"}
     assert rows["oracle"] == {setting: 100.0 for setting in every}
     assert rows["null"] == {setting: 0.0 for setting in every}
-    assert set(rows["react-lake"]) == {"full", "oracle"} and set(rows["ds-star"]) == {
-        "full",
-        "oracle",
-    }
+    assert set(rows["ds-star"]) == {"full", "oracle"}
     react = next(x for x in reports[0]["rows"] if x["agent"] == "react-lake")
     assert react["accuracy_by_difficulty"]["easy"] == 100.0
     assert react["roles"]["-"]["calls_per_trial"] == 4.0
