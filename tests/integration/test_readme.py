@@ -298,8 +298,8 @@ def test_lake_run_and_report_commands(workdir: Path) -> None:
     """The lake commands on two questions, one epoch (the README's runs all ten, three times):
     the settings the README names with every agent, then the other settings with the oracle,
     the null agent and react-lake's mistakes script; the reports. The oracle scores 100 on every
-    setting and in the sub-task mode, the null agent 0; react-lake's solve script solves the easy
-    question, its mistakes script reads distractors and scores as they make it."""
+    setting and in the sub-task mode, the null agent 0; react-lake's and ds-star's scripts solve
+    the easy question, react-lake's mistakes script reads distractors and scores as they make it."""
     env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "lake"), "BENCHFORGE_OPENAI_API_KEY": ""}
     tasks = " ".join(
         f"--task crm-lake-{q}-{s}"
@@ -351,6 +351,7 @@ def test_lake_run_and_report_commands(workdir: Path) -> None:
     assert react["roles"]["-"]["calls_per_trial"] == 4.0
     ds_star = next(x for x in reports[0]["rows"] if x["agent"] == "ds-star")
     assert ds_star["roles"]["analyzer"]["calls"] > 0  # calls per role, off its trajectory
+    assert ds_star["accuracy_by_difficulty"]["easy"] == 100.0  # its script knows webinar-campaigns
 
 
 def test_judged_run_rescore_prepare_and_labelling_commands(workdir: Path) -> None:
