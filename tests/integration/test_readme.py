@@ -350,7 +350,9 @@ def test_lake_run_and_report_commands(workdir: Path) -> None:
     assert react["accuracy_by_difficulty"]["easy"] == 100.0
     assert react["roles"]["-"]["calls_per_trial"] == 4.0
     ds_star = next(x for x in reports[0]["rows"] if x["agent"] == "ds-star")
-    assert ds_star["roles"]["analyzer"]["calls"] > 0  # calls per role, off its trajectory
+    # calls per role, off its trajectory (the analyzer's descriptions may come from its cache)
+    assert ds_star["roles"]["planner"]["calls_per_trial"] == 1.0
+    assert ds_star["rounds_mean"] == 1.0  # webinar-campaigns: sufficient at the first round
     assert ds_star["accuracy_by_difficulty"]["easy"] == 100.0  # its script knows webinar-campaigns
 
 
