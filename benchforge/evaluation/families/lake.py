@@ -129,6 +129,7 @@ class LakePipelineFamily(FamilyBase):
     submission: str = SUBMISSION
     heldout: bool = False  # the agent's lake is built from the trial's dataset: gold on the same
     judged: bool = True  # approximate strings and the pipeline design
+    detail_template: str = "lake_detail.html.j2"
 
     def file_problems(self, spec: TaskSpecBase, folder: Path, root: Path) -> list[tuple[str, str]]:
         if not isinstance(spec, LakePipelineTask):
