@@ -37,7 +37,8 @@ def add_parser(sub: Subparsers) -> None:
         help="a YAML or JSON list of run kinds (name, suites, task_ids, agents, models, "
         "mock_models, epochs, visible_scores); default: de (de-crm; oracle, null, react-de) "
         "and da (da-crm; oracle, null, react-da, its run RUN-da); shipped but run only when "
-        "named by --kind: dab (dab-crm; oracle, null, react-dab, 3 epochs)",
+        "named by --kind: dab (dab-crm; oracle, null, react-dab, 3 epochs) and lake (lake-crm's "
+        "full and oracle settings; oracle, null, ds-star, react-lake, 3 epochs)",
     )
     nightly.add_argument(
         "--kind", action="append", help="only the run kinds of these names (default: all)"

@@ -53,6 +53,12 @@ def add_parser(sub: Subparsers) -> None:
     run.add_argument("--epochs", type=int, default=1)
     run.add_argument("--run-id", help="resume or name a run (default: a new id)")
     run.add_argument("--task", action="append", help="only these task ids")
+    run.add_argument(
+        "--setting",
+        action="append",
+        help="only the tasks tagged setting:SETTING (repeatable; lake tasks: full, oracle, "
+        "trimmed, obscured, subtasks: each setting is its own task)",
+    )
     run.add_argument("--tasks-root", default="task_specs")
     run.add_argument("--dataset", action="append", help="DOMAIN=LOCATION dataset override")
     run.add_argument("--concurrency", type=int, default=8, help="trials at once")
@@ -141,12 +147,31 @@ def add_visible_scores_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def tasks_in_settings(
+    tasks_root: str, suites: list[str], task_ids: list[str] | None, settings: list[str]
+) -> list[str]:
+    """The ids of the suites' tasks (of ``task_ids`` if given) tagged ``setting:<S>`` for one of
+    ``settings``; none is an error (a misspelt setting runs nothing)."""
+    from benchforge.harness.preflight import suite_tasks
+
+    wanted = {f"setting:{s}" for s in settings}
+    tasks = suite_tasks(tasks_root, suites, task_ids)
+    chosen = [t.spec.id for t in tasks if wanted & set(t.spec.tags)]
+    if not chosen:
+        raise BenchforgeError(
+            f"no task of {', '.join(suites)} is tagged {' or '.join(sorted(wanted))}"
+        )
+    return chosen
+
+
 def run_command(args: argparse.Namespace) -> int:
     from benchforge.core.settings import load_settings
     from benchforge.harness.preflight import resolve_models
 
     check_share(args.max_infra_error_share)
     has_key = load_settings().openai_api_key is not None
+    if args.setting:
+        args.task = tasks_in_settings(args.tasks_root, args.suite, args.task, args.setting)
     preflight(
         args.tasks_root,
         args.suite,

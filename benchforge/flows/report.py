@@ -15,6 +15,7 @@ from prefect import flow
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
 from pydantic import BaseModel
 
+from benchforge.agents.dsstar.usage import rounds_to_sufficiency, usage_by_role
 from benchforge.core.artifacts import open_store
 from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import BenchforgeError
@@ -24,6 +25,8 @@ from benchforge.evaluation.dab import report as dab
 from benchforge.evaluation.dab.spec import DabQueryTask
 from benchforge.evaluation.explore import pages as explore
 from benchforge.evaluation.judges.client import Judge
+from benchforge.evaluation.lake import report as lake
+from benchforge.evaluation.lake.spec import LakePipelineTask
 from benchforge.evaluation.leaderboard import (
     build_leaderboard,
     judge_models,
@@ -101,6 +104,15 @@ def publish_report(run_id: str) -> ReportSummary:
             ("explore-report.html", explore.to_html(explore_report)),
             ("explore-report.json", explore_report.model_dump_json(indent=1)),
         ]
+    lake_report = lake_section(run, settings, scores)
+    if lake_report is not None:
+        lake_markdown = lake.to_markdown(lake_report)
+        markdown = markdown.rstrip("\n") + "\n\n" + lake_markdown
+        pages += [
+            ("lake-report.md", lake_markdown),
+            ("lake-report.html", lake.to_html(lake_report)),
+            ("lake-report.json", lake_report.model_dump_json(indent=1)),
+        ]
     uris = {}
     for name, payload in [("leaderboard.md", markdown), *pages]:
         uris[name] = run.store.uri(run.write_report(name, payload.encode()))
@@ -152,6 +164,36 @@ def dab_section(
         return build(None)
     with judge_session(settings, work_root(settings)) as (judge, _mock):
         return build(judge)
+
+
+def lake_section(
+    run: RunStore, settings: BenchforgeSettings, scores: list[TrialScore]
+) -> lake.LakeReport | None:
+    """The run's lake report (``lake_pipeline`` trials only; None without any): the trials'
+    results, their tasks' difficulty, and each trial's model calls by role (ds-star's roles)."""
+    ours = [s for s in scores if s.family == lake.FAMILY]
+    if not ours:
+        return None
+    trials: list[lake.Trial] = [
+        (s, run.read_result(s.key.slug) if run.has_result(s.key.slug) else None) for s in ours
+    ]
+    root = catalogue(settings).path(run.require_spec().tasks_root)
+    difficulty = {}
+    for score, _ in trials:
+        spec = load_task(root / score.key.suite / score.key.task_id).spec
+        if isinstance(spec, LakePipelineTask):
+            difficulty[score.key.task_id] = spec.difficulty
+    facts = {}
+    for score, result in trials:
+        if result is None:
+            continue
+        usage = usage_by_role(result.trajectory)
+        facts[score.key.slug] = lake.TrialFacts(
+            calls_by_role={role: u.calls for role, u in usage.items()},
+            cost_by_role={role: u.cost_usd for role, u in usage.items()},
+            rounds=rounds_to_sufficiency(result.trajectory),
+        )
+    return lake.build_lake_report(run.run_id, trials, difficulty_of=difficulty, facts=facts)
 
 
 @flow(name="report", flow_run_name="report-{run_id}")

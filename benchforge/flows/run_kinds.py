@@ -75,6 +75,21 @@ NIGHTLY_RUN_KINDS: tuple[RunKind, ...] = (
     ),
 )
 
+# The lake-crm questions (task_specs/lake-crm/questions); the lake kind runs their full and
+# oracle settings, as the README's lake command does.
+LAKE_QUESTIONS = (
+    "emea-countries",
+    "webinar-campaigns",
+    "top-revenue-campaign",
+    "analytics-mean-price",
+    "sales-cloud-top-products",
+    "won-usd-2024",
+    "top-industry-won",
+    "campaign-cost-2023",
+    "active-amer-accounts",
+    "escalated-urgent-cases",
+)
+
 # Shipped, not run by default (they would lengthen every nightly): `benchforge nightly --kind
 # dab` runs one (with the defaults: `--kind de --kind da --kind dab`); `explore` runs the
 # exploration suite (docs/explore-tasks.md).
@@ -91,6 +106,13 @@ OPTIONAL_RUN_KINDS: tuple[RunKind, ...] = (
         suites=["explore-enterprise"],
         agents=["oracle", "null", "react-explore"],
         mock_models=["mock-script:react-explore-revenue"],
+        epochs=3,
+    ),
+    RunKind(
+        name="lake",
+        suites=["lake-crm"],
+        task_ids=[f"crm-lake-{q}-{s}" for q in LAKE_QUESTIONS for s in ("full", "oracle")],
+        agents=["oracle", "null", "ds-star", "react-lake"],
         epochs=3,
     ),
 )

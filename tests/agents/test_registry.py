@@ -60,6 +60,7 @@ def test_the_shipped_agents_and_their_spellings() -> None:
         "ds-star",
         "ds-guru",
         "react-explore",
+        "react-lake",
         "single-call",
         "command",
     ]
@@ -73,6 +74,7 @@ def test_the_shipped_agents_and_their_spellings() -> None:
         "ds-star",
         "ds-guru",
         "react-explore",
+        "react-lake",
         "single-call",
         "react=CONFIG.yaml",
         "react-de=CONFIG.yaml",
@@ -81,6 +83,7 @@ def test_the_shipped_agents_and_their_spellings() -> None:
         "ds-star=CONFIG.yaml",
         "ds-guru=CONFIG.yaml",
         "react-explore=CONFIG.yaml",
+        "react-lake=CONFIG.yaml",
         "single-call=CONFIG.yaml",
         "command=AGENT.yaml",
     ]
@@ -105,6 +108,7 @@ def test_a_new_agent_is_one_registration(scratch_registry: None, tmp_path: Path)
         "ds-star",
         "ds-guru",
         "react-explore",
+        "react-lake",
         "single-call",
         "toy",
         "command",
@@ -155,11 +159,10 @@ def test_the_parameter_type_offers_the_registered_agents() -> None:
         "ds-star",
         "ds-guru",
         "react-explore",
+        "react-lake",
         "single-call",
     ]
-    configurable = (
-        "react|react-de|react-da|react-dab|ds-star|ds-guru|react-explore|single-call|command"
-    )
+    configurable = "react|react-de|react-da|react-dab|ds-star|ds-guru|react-explore|react-lake|single-call|command"
     assert choices[1]["pattern"] == rf"^({configurable})=\S.*$"
 
 

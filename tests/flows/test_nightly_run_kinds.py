@@ -15,6 +15,7 @@ import pytest
 from benchforge.cli.nightly import add_parser, run_kinds
 from benchforge.core.errors import ConfigError
 from benchforge.core.records import AgentLimits
+from benchforge.evaluation.tasks import load_tasks
 from benchforge.flows.nightly import nightly, nightly_run_id, planned_run_id
 from benchforge.flows.run_kinds import (
     NIGHTLY_RUN_KINDS,
@@ -26,6 +27,7 @@ from benchforge.flows.run_kinds import (
     read_run_kinds,
 )
 from benchforge.infra.deploy import deployments
+from tests.paths import REPO_ROOT
 
 NIGHT = date(2026, 1, 31)
 ALPHA = RunKind(
@@ -150,7 +152,7 @@ def test_kinds_are_named_once_and_named_runs_carry_their_task_ids() -> None:
 
 
 def test_the_optional_dab_and_explore_kinds_run_only_when_named() -> None:
-    (dab, explore) = OPTIONAL_RUN_KINDS
+    dab, explore, _lake = OPTIONAL_RUN_KINDS
     assert (dab.name, dab.suites, dab.epochs) == ("dab", ["dab-crm"], 3)
     assert dab.agents == ["oracle", "null", "react-dab"]
     assert kind_models(dab, has_api_key=False) == ["mock-script:react-dab-crm-solve"]
@@ -163,6 +165,21 @@ def test_the_optional_dab_and_explore_kinds_run_only_when_named() -> None:
     assert kind_models(explore, has_api_key=False) == ["mock-script:react-explore-revenue"]
     assert explore not in checked_kinds(None)
     assert run_kinds(_args("--kind", "explore")) == [explore]
+
+
+def test_the_optional_lake_kind_runs_the_full_and_oracle_settings() -> None:
+    _dab, lake = OPTIONAL_RUN_KINDS
+    assert (lake.name, lake.suites, lake.epochs) == ("lake", ["lake-crm"], 3)
+    assert lake.agents == ["oracle", "null", "ds-star", "react-lake"]
+    assert kind_models(lake, has_api_key=False) == [
+        "mock-script:ds-star-lake-solve",
+        "mock-script:react-lake-crm-solve",
+    ]
+    tasks = {t.spec.id: t.spec for t in load_tasks(REPO_ROOT / "task_specs" / "lake-crm")}
+    assert lake.task_ids is not None and len(lake.task_ids) == 20
+    assert {tasks[t].tags[-1] for t in lake.task_ids} == {"setting:full", "setting:oracle"}
+    assert lake not in checked_kinds(None)
+    assert run_kinds(_args("--kind", "lake")) == [lake]
 
 
 def _args(*argv: str) -> argparse.Namespace:

@@ -105,10 +105,11 @@ def test_flow_parameters_are_described_bounded_and_offer_the_agents() -> None:
         "ds-star",
         "ds-guru",
         "react-explore",
+        "react-lake",
         "single-call",
     ]
     assert choices[1]["pattern"].startswith(
-        "^(react|react-de|react-da|react-dab|ds-star|ds-guru|react-explore|single-call|command)="
+        "^(react|react-de|react-da|react-dab|ds-star|ds-guru|react-explore|react-lake|single-call|command)="
     )
     assert props["run_id"]["anyOf"][0]["pattern"].startswith("^[A-Za-z0-9]")
 

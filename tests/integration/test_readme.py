@@ -57,6 +57,10 @@ EXPLORE_RUN = (
     "benchforge run --suite explore-enterprise --agent oracle --agent null --agent react-explore "
     "--epochs 3"
 )
+LAKE_RUN = (
+    "benchforge run --suite lake-crm --setting full --setting oracle --agent oracle --agent null "
+    "--agent ds-star --agent react-lake --epochs 3"
+)
 POSTGRES_SECTION = "## Importing from PostgreSQL"
 PRODUCTION_SECTION = "## Running in production"
 DASK_SECTION = "## One run on a Dask cluster"
@@ -113,6 +117,7 @@ def test_every_readme_command_is_covered_here() -> None:
         "benchforge run --suite da-crm --agent oracle --agent null --agent react-da",
         DAB_RUN,  # test_dab_run_and_report_commands
         EXPLORE_RUN,  # test_explore_run_command
+        LAKE_RUN,  # test_lake_run_and_report_commands (two questions, one epoch)
         "benchforge score-run --rescore",
         "benchforge score-run --rescore --fresh",
         "benchforge task prepare task_specs/da-crm --seed 8",
@@ -341,6 +346,72 @@ def test_explore_run_command(workdir: Path) -> None:
     assert 0 < rows["react-explore"]["gpr"]["mean"] < 1
     [page] = (workdir / "artifacts" / "runs" / run_id).rglob("explore-report.html")
     assert page.read_text().count("<svg") == 3
+
+
+LAKE_QUESTIONS = ("webinar-campaigns", "won-usd-2024")  # easy and hard; react-lake solves the first
+LAKE_MISTAKES = "mock-script:react-lake-crm-mistakes"  # sums distractors into won-usd-2024
+
+
+def test_lake_run_and_report_commands(workdir: Path) -> None:
+    """The lake commands on two questions, one epoch (the README's runs all ten, three times):
+    the settings the README names with every agent, then the other settings with the oracle,
+    the null agent and react-lake's mistakes script; the reports. The oracle scores 100 on every
+    setting and in the sub-task mode, the null agent 0; react-lake's and ds-star's scripts solve
+    the easy question, react-lake's mistakes script reads distractors and scores as they make it."""
+    env = {"BENCHFORGE_ARTIFACT_ROOT": str(workdir / "lake"), "BENCHFORGE_OPENAI_API_KEY": ""}
+    tasks = " ".join(
+        f"--task crm-lake-{q}-{s}"
+        for q in LAKE_QUESTIONS
+        for s in ("full", "oracle", "trimmed", "obscured", "subtasks")
+    )
+    ran = run(f"{LAKE_RUN.replace('--epochs 3', '--epochs 1')} {tasks}", ROOT, env)
+    assert ran.returncode == 0, (ran.stdout + ran.stderr)[-4000:]
+    assert "16 trials" in ran.stdout and "(0 infrastructure errors)" in ran.stdout
+    others = (
+        "benchforge run --suite lake-crm --setting trimmed --setting obscured --setting subtasks "
+        f"--agent oracle --agent null --agent react-lake --model {LAKE_MISTAKES} {tasks}"
+    )
+    ran = run(others, ROOT, env)
+    assert ran.returncode == 0, (ran.stdout + ran.stderr)[-4000:]
+    assert "18 trials" in ran.stdout and "scored 18 trials (scored 18)" in ran.stdout
+    [mistake] = (workdir / "lake" / "runs").glob(
+        "*/scores/lake-crm/crm-lake-won-usd-2024-trimmed@1/react-lake-*/*/epoch-0.json"
+    )
+    # a distractor read: stale copies and revised re-exports summed in, 1 / (1 + RAE) of 11.8 %
+    assert json.loads(mistake.read_text())["metrics"]["accuracy"] == pytest.approx(89.47, abs=0.01)
+    reported = run("benchforge report", ROOT, env)  # the latest run's, as the README says
+    assert reported.returncode == 0, (reported.stdout + reported.stderr)[-4000:]
+    assert "## Lake questions" in reported.stdout
+    runs = sorted((workdir / "lake" / "runs").iterdir())
+    assert len(runs) == 2
+    first = run(f"benchforge report {runs[0].name}", ROOT, env)
+    assert first.returncode == 0, (first.stdout + first.stderr)[-4000:]
+    reports = []
+    for folder in runs:
+        written = {p.name for p in (folder / "report").iterdir()}
+        assert {"lake-report.md", "lake-report.html", "lake-report.json"} <= written
+        reports.append(json.loads((folder / "report" / "lake-report.json").read_text()))
+    rows: dict[str, dict[str, float]] = {}
+    for report in reports:
+        for row in report["rows"]:
+            rows.setdefault(row["agent"], {})
+            for setting, value in row["accuracy_by_setting"].items():
+                if value is not None:
+                    rows[row["agent"]][setting] = value
+            if row["subtasks"] is not None:
+                rows[row["agent"]]["subtasks"] = row["subtasks"]
+    every = {"full", "oracle", "trimmed", "obscured", "subtasks"}
+    assert rows["oracle"] == {setting: 100.0 for setting in every}
+    assert rows["null"] == {setting: 0.0 for setting in every}
+    assert set(rows["ds-star"]) == {"full", "oracle"}
+    react = next(x for x in reports[0]["rows"] if x["agent"] == "react-lake")
+    assert react["accuracy_by_difficulty"]["easy"] == 100.0
+    assert react["roles"]["-"]["calls_per_trial"] == 4.0
+    ds_star = next(x for x in reports[0]["rows"] if x["agent"] == "ds-star")
+    # calls per role, off its trajectory (the analyzer's descriptions may come from its cache)
+    assert ds_star["roles"]["planner"]["calls_per_trial"] == 1.0
+    assert ds_star["rounds_mean"] == 1.0  # webinar-campaigns: sufficient at the first round
+    assert ds_star["accuracy_by_difficulty"]["easy"] == 100.0  # its script knows webinar-campaigns
 
 
 def test_judged_run_rescore_prepare_and_labelling_commands(workdir: Path) -> None:

@@ -9,6 +9,7 @@ Usage: ``build_lake(dataset_dir, load_lake_spec("lake.yaml"), out_dir, seed=1)``
 ``select_files(record, gold, "trimmed", distractors=5)``; ``obscure(dataset_dir, spec, out,
 seed=1)`` for the obscured lake and its mapping."""
 
+from benchforge.synthesis.lake import derive  # noqa: F401  (registers lake, lake_obscured)
 from benchforge.synthesis.lake.build import (
     LAKE_DIR,
     RECORD_FILE,
