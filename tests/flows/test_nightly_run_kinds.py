@@ -168,7 +168,7 @@ def test_the_optional_dab_and_explore_kinds_run_only_when_named() -> None:
 
 
 def test_the_optional_lake_kind_runs_the_full_and_oracle_settings() -> None:
-    _dab, lake = OPTIONAL_RUN_KINDS
+    _dab, _explore, lake = OPTIONAL_RUN_KINDS
     assert (lake.name, lake.suites, lake.epochs) == ("lake", ["lake-crm"], 3)
     assert lake.agents == ["oracle", "null", "ds-star", "react-lake"]
     assert kind_models(lake, has_api_key=False) == [
