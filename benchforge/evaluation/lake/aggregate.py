@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -29,6 +30,38 @@ class TaskRunScore(BaseModel):
     domain: str
     epoch: int
     score: AnswerScore
+
+
+class Spread(BaseModel):
+    """A figure over repeated runs: the mean over epochs of the per-epoch task mean, the sample
+    std of those epoch means (None with one epoch), and a bootstrap interval of the mean over
+    tasks (each task's mean over its epochs; None with one task)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mean: float | None
+    std: float | None
+    interval: tuple[float, float] | None
+    trials: int
+
+
+def spread(
+    values: Sequence[tuple[str, int, float]], *, resamples: int = 2000, seed: int = 0
+) -> Spread:
+    """``values``: (task, epoch, value) per counted trial."""
+    per_epoch: dict[int, list[float]] = defaultdict(list)
+    per_task: dict[str, list[float]] = defaultdict(list)
+    for task, epoch, value in values:
+        per_epoch[epoch].append(value)
+        per_task[task].append(value)
+    epoch_means = [math.fsum(v) / len(v) for _, v in sorted(per_epoch.items())]
+    task_means = [math.fsum(v) / len(v) for _, v in sorted(per_task.items())]
+    return Spread(
+        mean=math.fsum(epoch_means) / len(epoch_means) if epoch_means else None,
+        std=statistics.stdev(epoch_means) if len(epoch_means) >= 2 else None,
+        interval=bootstrap_mean_ci(task_means, resamples=resamples, seed=seed),
+        trials=len(values),
+    )
 
 
 class ScoreSummary(BaseModel):
@@ -59,22 +92,20 @@ def summarize(
 
 
 def _summary(domain: str, runs: list[TaskRunScore], resamples: int, seed: int) -> ScoreSummary:
-    per_epoch: dict[int, list[float]] = defaultdict(list)
-    per_task: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for run in runs:
-        if run.score.score is not None:
-            per_epoch[run.epoch].append(run.score.score)
-            per_task[(run.domain, run.task_id)].append(run.score.score)
-    epoch_means = [math.fsum(v) / len(v) for _, v in sorted(per_epoch.items())]
-    task_means = [math.fsum(v) / len(v) for _, v in sorted(per_task.items())]
+    counted = [
+        (f"{run.domain}/{run.task_id}", run.epoch, run.score.score)
+        for run in runs
+        if run.score.score is not None
+    ]
+    figures = spread(counted, resamples=resamples, seed=seed)
     statuses = [run.score.status for run in runs]
     return ScoreSummary(
         domain=domain,
         tasks=len({(run.domain, run.task_id) for run in runs}),
         epochs=len({run.epoch for run in runs}),
-        mean=math.fsum(epoch_means) / len(epoch_means) if epoch_means else None,
-        std=statistics.stdev(epoch_means) if len(epoch_means) >= 2 else None,
-        interval=bootstrap_mean_ci(task_means, resamples=resamples, seed=seed),
+        mean=figures.mean,
+        std=figures.std,
+        interval=figures.interval,
         errors=sum(not run.score.counted for run in runs),
         no_answer=statuses.count(ScoreStatus.NO_ANSWER),
         unreadable=statuses.count(ScoreStatus.UNREADABLE),

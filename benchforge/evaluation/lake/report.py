@@ -6,7 +6,9 @@ the run's leaderboard.
 
 Counted like the leaderboard: only scored trials count (infra and scoring errors are no
 results). Accuracy is the mean of the trials' ``accuracy`` (0-100); a column with no trial
-shows "—", never 0.
+shows "—", never 0. Per setting, ``accuracy_spread`` is task-weighted over repeated runs
+(``aggregate.spread``): the mean over epochs ± the std of the epoch means, and a bootstrap
+interval over tasks; the setting table shows "mean ± std".
 
 Retrieval reads the trajectory: a file counts as read when a tool call names its lake path (a
 ``read_file`` path, or a path written in code). Paths built at run time (a glob) are not seen,
@@ -30,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 from benchforge.core.pages import Page, figure, plain_text, svg_markup
 from benchforge.core.records import Step, TrialScore
 from benchforge.core.records.trials import TrialResult
+from benchforge.evaluation.lake.aggregate import Spread, spread
 
 FAMILY = "lake_pipeline"
 SETTINGS = ("full", "oracle", "trimmed", "obscured")
@@ -65,6 +68,7 @@ class LakeRow(_Frozen):
     model: str
     trials: int
     accuracy_by_setting: dict[str, float | None]
+    accuracy_spread: dict[str, Spread] = {}
     accuracy_by_type: dict[str, float | None]
     accuracy_by_difficulty: dict[str, float | None]
     pipeline_design: float | None
@@ -129,6 +133,7 @@ def build_lake_report(
     rows = []
     for (agent, model), group in sorted(groups.items()):
         by_setting: dict[str, list[float]] = defaultdict(list)
+        runs_by_setting: dict[str, list[tuple[str, int, float]]] = defaultdict(list)
         by_type: dict[str, list[float]] = defaultdict(list)
         by_difficulty: dict[str, list[float]] = defaultdict(list)
         design, subtasks, precision, recall, rounds = [], [], [], [], []
@@ -143,7 +148,9 @@ def build_lake_report(
             if mode == SUBTASKS:
                 subtasks.append(accuracy)
             else:
-                by_setting[str(getattr(detail, "setting", "?"))].append(accuracy)
+                setting = str(getattr(detail, "setting", "?"))
+                by_setting[setting].append(accuracy)
+                runs_by_setting[setting].append((score.key.task_id, score.key.epoch, accuracy))
                 kind = str(getattr(detail, "answer_type", "?"))
                 types.add(kind)
                 by_type[kind].append(accuracy)
@@ -173,6 +180,9 @@ def build_lake_report(
                 model=model,
                 trials=n,
                 accuracy_by_setting={s: _mean(by_setting[s]) for s in SETTINGS},
+                accuracy_spread={
+                    s: spread(runs_by_setting[s]) for s in SETTINGS if runs_by_setting[s]
+                },
                 accuracy_by_type={t: _mean(v) for t, v in sorted(by_type.items())},
                 accuracy_by_difficulty={d: _mean(by_difficulty[d]) for d in ("easy", "hard")},
                 pipeline_design=_mean(design),
@@ -199,13 +209,20 @@ def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}"
 
 
+def _with_std(row: LakeRow, setting: str) -> str:
+    figures = row.accuracy_spread.get(setting)
+    if figures is None or figures.std is None:
+        return _num(row.accuracy_by_setting.get(setting))
+    return f"{_num(figures.mean)} ± {figures.std:.1f}"
+
+
 def setting_table(report: LakeReport) -> tuple[list[str], list[list[str]]]:
     header = ["agent", "trials", *report.settings, "sub-tasks", "pipeline design"]
     rows = [
         [
             r.label,
             str(r.trials),
-            *(_num(r.accuracy_by_setting.get(s)) for s in report.settings),
+            *(_with_std(r, s) for s in report.settings),
             _num(r.subtasks),
             _num(r.pipeline_design),
         ]

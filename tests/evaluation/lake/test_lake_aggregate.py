@@ -56,3 +56,14 @@ def test_a_domain_with_only_errors_has_no_mean() -> None:
 def test_the_interval_is_reproducible() -> None:
     runs = [run(f"t{i}", "crm", e, (i * 7 + e) % 5 / 4) for i in range(6) for e in range(3)]
     assert summarize(runs, seed=3) == summarize(runs, seed=3)
+
+
+def test_spread_by_hand() -> None:
+    from benchforge.evaluation.lake.aggregate import spread
+
+    # epochs: 0 -> (1 + 0) / 2 = 0.5, 1 -> (1 + 1) / 2 = 1.0; tasks: a 1.0, b 0.5
+    figures = spread([("a", 0, 1.0), ("b", 0, 0.0), ("a", 1, 1.0), ("b", 1, 1.0)], seed=1)
+    assert figures.mean == pytest.approx(0.75)
+    assert figures.std == pytest.approx(0.3535533906)
+    assert figures.trials == 4 and figures.interval is not None
+    assert spread([]).mean is None

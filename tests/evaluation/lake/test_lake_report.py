@@ -95,7 +95,12 @@ def test_accuracy_is_kept_apart_per_setting_type_and_difficulty() -> None:
     assert row.roles["-"].cost_usd is None  # one call unpriced: the sum is unknown
     assert row.cost_usd == pytest.approx(0.05)
     markdown = to_markdown(report)
-    assert "| react-lake / m | 5 | 50.0 | 100.0 | — | — | 40.0 | 50.0 |" in markdown
+    # full: epoch 0 (100 + 0) / 2, epoch 1 50 -> 50 ± 0 over epochs, two tasks bootstrapped
+    full = row.accuracy_spread["full"]
+    assert (full.mean, full.std, full.trials) == (50.0, 0.0, 3)
+    assert full.interval is not None and full.interval[0] < full.interval[1]
+    assert row.accuracy_spread["oracle"].std is None  # one epoch: no spread
+    assert "| react-lake / m | 5 | 50.0 ± 0.0 | 100.0 | — | — | 40.0 | 50.0 |" in markdown
     page = to_html(report)
     assert "<svg" in page and "Accuracy per setting" in page
 
