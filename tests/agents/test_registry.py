@@ -162,7 +162,10 @@ def test_the_parameter_type_offers_the_registered_agents() -> None:
         "react-lake",
         "single-call",
     ]
-    configurable = "react|react-de|react-da|react-dab|ds-star|ds-guru|react-explore|react-lake|single-call|command"
+    configurable = (
+        "react|react-de|react-da|react-dab|ds-star|ds-guru|react-explore|react-lake|"
+        "single-call|command"
+    )
     assert choices[1]["pattern"] == rf"^({configurable})=\S.*$"
 
 

@@ -147,6 +147,27 @@ def test_every_readme_command_is_covered_here() -> None:
     assert set(readme_commands()) == covered
 
 
+def test_a_lint_or_type_error_fails_the_test_command(tmp_path: Path) -> None:
+    """Each check is a command of its own: in `echo && ruff check .` a failing ruff would not
+    stop a `set -e` script (only the last command of an && list does), and CI would pass."""
+    script = (ROOT / "scripts" / "test.sh").read_text()
+    for check in ("ruff check .", "ruff format --check .", "mypy", "lint-imports", "sqlfluff"):
+        [line] = [
+            x.strip()
+            for x in script.splitlines()
+            if x.strip().startswith(check.split()[0])
+            and check in x
+            and not x.strip().startswith("#")
+        ] or [""]
+        assert line.startswith(check), f"{check!r} must start its own line in test.sh: {line!r}"
+        assert "&&" not in line and "||" not in line, line
+    # and bash really stops there: the same shape, with a failing check
+    probe = tmp_path / "probe.sh"
+    probe.write_text("set -euo pipefail\necho '== lint'\nfalse\necho reached\n")
+    done = subprocess.run(["bash", str(probe)], capture_output=True, text=True, check=False)
+    assert done.returncode != 0 and "reached" not in done.stdout
+
+
 def test_fast_loop_is_the_test_command_without_the_slow_files() -> None:
     """`test-fast.sh` is `test.sh --fast`: the same checks, then the test files not marked
     slow (tests/README.md); some files are in each loop."""

@@ -40,7 +40,7 @@ class LakeFileInfo(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     path: str
-    role: Literal["export", "report", "distractor"]
+    role: Literal["export", "report", "workbook", "distractor"]
     table: str
     columns: list[str]
     part: str | None = None
