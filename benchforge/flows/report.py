@@ -15,18 +15,10 @@ from prefect import flow
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
 from pydantic import BaseModel
 
-from benchforge.agents.dsstar.usage import rounds_to_sufficiency, usage_by_role
 from benchforge.core.artifacts import open_store
-from benchforge.core.catalogue import catalogue
 from benchforge.core.errors import BenchforgeError
-from benchforge.core.records import TrialScore
 from benchforge.core.settings import BenchforgeSettings, load_settings
-from benchforge.evaluation.dab import report as dab
-from benchforge.evaluation.dab.spec import DabQueryTask
-from benchforge.evaluation.explore import pages as explore
-from benchforge.evaluation.judges.client import Judge
-from benchforge.evaluation.lake import report as lake
-from benchforge.evaluation.lake.spec import LakePipelineTask
+from benchforge.evaluation.families import families
 from benchforge.evaluation.leaderboard import (
     build_leaderboard,
     judge_models,
@@ -35,9 +27,7 @@ from benchforge.evaluation.leaderboard import (
     to_json,
     to_markdown,
 )
-from benchforge.evaluation.tasks import load_task
-from benchforge.harness.judging import judge_session
-from benchforge.harness.sandbox_policy import work_root
+from benchforge.harness.run_report import run_report_context
 from benchforge.harness.store import RunStore
 
 
@@ -86,33 +76,13 @@ def publish_report(run_id: str) -> ReportSummary:
     board = build_leaderboard(scores, run_id=run_id, calibrations=calibrations)
     markdown = to_markdown(board)
     pages = [("leaderboard.html", to_html(board)), ("leaderboard.json", to_json(board))]
-    dab_report = dab_section(run, settings, scores)
-    if dab_report is not None:
-        dab_markdown = dab.to_markdown(dab_report)
-        markdown = markdown.rstrip("\n") + "\n\n" + dab_markdown
-        pages += [
-            ("dab-report.md", dab_markdown),
-            ("dab-report.html", dab.to_html(dab_report)),
-            ("dab-report.json", dab_report.model_dump_json(indent=1)),
-        ]
-    explore_report = explore.explore_run_report(run_id, scores)
-    if explore_report is not None:
-        explore_markdown = explore.to_markdown(explore_report)
-        markdown = markdown.rstrip("\n") + "\n\n" + explore_markdown
-        pages += [
-            ("explore-report.md", explore_markdown),
-            ("explore-report.html", explore.to_html(explore_report)),
-            ("explore-report.json", explore_report.model_dump_json(indent=1)),
-        ]
-    lake_report = lake_section(run, settings, scores)
-    if lake_report is not None:
-        lake_markdown = lake.to_markdown(lake_report)
-        markdown = markdown.rstrip("\n") + "\n\n" + lake_markdown
-        pages += [
-            ("lake-report.md", lake_markdown),
-            ("lake-report.html", lake.to_html(lake_report)),
-            ("lake-report.json", lake_report.model_dump_json(indent=1)),
-        ]
+    # Each family with scores in the run adds its own section (by family name: a stable order)
+    for name, family in sorted(families().items()):
+        ours = [s for s in scores if s.family == name]
+        section = family.run_report(run_report_context(run, settings, ours)) if ours else None
+        if section is not None:
+            markdown = markdown.rstrip("\n") + "\n\n" + section.markdown
+            pages += list(section.pages.items())
     uris = {}
     for name, payload in [("leaderboard.md", markdown), *pages]:
         uris[name] = run.store.uri(run.write_report(name, payload.encode()))
@@ -134,66 +104,6 @@ def publish_report(run_id: str) -> ReportSummary:
         mock_judge=board.mock_judge_used,
         judged=bool(board.judges) or board.mock_judge_used,
     )
-
-
-def dab_section(
-    run: RunStore, settings: BenchforgeSettings, scores: list[TrialScore]
-) -> dab.DabReport | None:
-    """The run's DAB report (``dab_query`` trials only; None without any): the trials' results,
-    their tasks' questions and datasets, and the judge for failure modes (the mock server's
-    without an API key), opened only when a failed trial needs it."""
-    ours = [s for s in scores if s.family == dab.FAMILY]
-    if not ours:
-        return None
-    trials: list[dab.Trial] = [
-        (s, run.read_result(s.key.slug) if run.has_result(s.key.slug) else None) for s in ours
-    ]
-    root = catalogue(settings).path(run.require_spec().tasks_root)
-    specs = {s.key.task_id: load_task(root / s.key.suite / s.key.task_id).spec for s, _ in trials}
-    questions = {t: spec.question for t, spec in specs.items() if isinstance(spec, DabQueryTask)}
-    dataset_of = {t: spec.dataset.location or spec.dataset.domain for t, spec in specs.items()}
-
-    def build(judge: Judge | None) -> dab.DabReport:
-        return Judge.run(
-            dab.dab_run_report(
-                run.run_id, trials, questions=questions, dataset_of=dataset_of, judge=judge
-            )
-        )
-
-    if not dab.failed(trials):
-        return build(None)
-    with judge_session(settings, work_root(settings)) as (judge, _mock):
-        return build(judge)
-
-
-def lake_section(
-    run: RunStore, settings: BenchforgeSettings, scores: list[TrialScore]
-) -> lake.LakeReport | None:
-    """The run's lake report (``lake_pipeline`` trials only; None without any): the trials'
-    results, their tasks' difficulty, and each trial's model calls by role (ds-star's roles)."""
-    ours = [s for s in scores if s.family == lake.FAMILY]
-    if not ours:
-        return None
-    trials: list[lake.Trial] = [
-        (s, run.read_result(s.key.slug) if run.has_result(s.key.slug) else None) for s in ours
-    ]
-    root = catalogue(settings).path(run.require_spec().tasks_root)
-    difficulty = {}
-    for score, _ in trials:
-        spec = load_task(root / score.key.suite / score.key.task_id).spec
-        if isinstance(spec, LakePipelineTask):
-            difficulty[score.key.task_id] = spec.difficulty
-    facts = {}
-    for score, result in trials:
-        if result is None:
-            continue
-        usage = usage_by_role(result.trajectory)
-        facts[score.key.slug] = lake.TrialFacts(
-            calls_by_role={role: u.calls for role, u in usage.items()},
-            cost_by_role={role: u.cost_usd for role, u in usage.items()},
-            rounds=rounds_to_sufficiency(result.trajectory),
-        )
-    return lake.build_lake_report(run.run_id, trials, difficulty_of=difficulty, facts=facts)
 
 
 @flow(name="report", flow_run_name="report-{run_id}")

@@ -22,6 +22,8 @@ from benchforge.core.records import TrialScore
 from benchforge.core.records.trials import TrialResult
 from benchforge.evaluation.dab.failure_modes import FAILURE_MODES, FailureLabel, classify_failure
 from benchforge.evaluation.dab.metrics import ToolMix, query_pass_at_k, stratified_mean, tool_mix
+from benchforge.evaluation.dab.spec import DabQueryTask
+from benchforge.evaluation.families.run_report import RunReportContext, RunReportSection
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.leaderboard.stats import mean
 
@@ -350,3 +352,32 @@ async def dab_run_report(
     """The whole report: failed trials labelled (code, then the judge), then the figures."""
     labels = await classify_failures(trials, questions=questions, judge=judge)
     return build_dab_report(run_id, trials, dataset_of=dataset_of, failures=labels)
+
+
+def run_section(context: RunReportContext) -> RunReportSection:
+    """The run's DAB report as its section: the trials' results, their tasks' questions and
+    datasets, and the judge for failure modes, opened only when a failed trial needs it."""
+    trials: list[Trial] = context.trials()
+    specs = {s.key.task_id: context.load_spec(s.key.suite, s.key.task_id) for s, _ in trials}
+    questions = {t: spec.question for t, spec in specs.items() if isinstance(spec, DabQueryTask)}
+    dataset_of = {t: spec.dataset.location or spec.dataset.domain for t, spec in specs.items()}
+
+    def build(judge: Judge | None) -> DabReport:
+        return Judge.run(
+            dab_run_report(
+                context.run_id, trials, questions=questions, dataset_of=dataset_of, judge=judge
+            )
+        )
+
+    if failed(trials):
+        with context.open_judge() as judge:
+            report = build(judge)
+    else:
+        report = build(None)
+    markdown = to_markdown(report)
+    pages = {
+        "dab-report.md": markdown,
+        "dab-report.html": to_html(report),
+        "dab-report.json": report.model_dump_json(indent=1),
+    }
+    return RunReportSection(markdown=markdown, pages=pages)

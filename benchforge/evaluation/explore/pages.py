@@ -25,6 +25,7 @@ from benchforge.evaluation.explore.report import (
     accuracy_drop,
     build_report,
 )
+from benchforge.evaluation.families.run_report import RunReportContext, RunReportSection
 
 FAMILY = "explore_milestone"
 TERMINATIONS = ("answered", "timeout", "silent_stop", "give_up", "wrong_answer_stop", "other")
@@ -275,3 +276,17 @@ def to_html(run: ExploreRunReport) -> str:
         termination_plot=termination_plot(run),
         accuracy_gpr_plot=accuracy_gpr_plot(run),
     )
+
+
+def run_section(context: RunReportContext) -> RunReportSection | None:
+    """The run's exploration report as its section (None: no trial of the family counts)."""
+    report = explore_run_report(context.run_id, context.scores)
+    if report is None:
+        return None
+    markdown = to_markdown(report)
+    pages = {
+        "explore-report.md": markdown,
+        "explore-report.html": to_html(report),
+        "explore-report.json": report.model_dump_json(indent=1),
+    }
+    return RunReportSection(markdown=markdown, pages=pages)

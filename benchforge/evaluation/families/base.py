@@ -28,6 +28,7 @@ from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
 if TYPE_CHECKING:
     from benchforge.core.records import TrialScore
     from benchforge.evaluation.calibration.cases import CalibrationCase, JudgedMaterial
+    from benchforge.evaluation.families.run_report import RunReportContext, RunReportSection
     from benchforge.evaluation.judges.client import Judge
 
 __all__ = [
@@ -256,6 +257,12 @@ class TaskFamily(Protocol):
         (``shown``: a path as the user types it)."""
         ...
 
+    def run_report(self, context: RunReportContext) -> RunReportSection | None:
+        """The family's own section of a scored run's report (markdown appended to the
+        leaderboard's, and pages beside it), from the run's scores of this family; None: the
+        leaderboard says it all. Called only for a run with scores of the family."""
+        ...
+
 
 class FamilyBase:
     """Defaults for a family: subclass it, set the attributes, implement what differs."""
@@ -364,6 +371,9 @@ class FamilyBase:
 
     def next_steps(self, task: LoadedTask, shown: Callable[[Path], str]) -> list[str]:
         return []
+
+    def run_report(self, context: RunReportContext) -> RunReportSection | None:
+        return None
 
 
 def spec_as(task: LoadedTask, spec_type: type[S]) -> S:

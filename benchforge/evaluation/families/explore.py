@@ -57,6 +57,7 @@ from benchforge.evaluation.families.base import (
     spec_as,
 )
 from benchforge.evaluation.families.registry import register
+from benchforge.evaluation.families.run_report import RunReportContext, RunReportSection
 from benchforge.evaluation.families.scored_work import ScoredWork
 from benchforge.evaluation.gold import dataset_version
 from benchforge.evaluation.judges.client import Judge
@@ -324,6 +325,12 @@ class ExploreMilestoneFamily(FamilyBase):
             checks=checks,
             problems=[f"{c.name} scores {c.observed}" for c in checks if not c.passed],
         )
+
+    def run_report(self, context: RunReportContext) -> RunReportSection | None:
+        # the report's modules (plots, numpy) load only when a report is built
+        from benchforge.evaluation.explore.pages import run_section
+
+        return run_section(context)
 
 
 register(ExploreMilestoneFamily())

@@ -14,7 +14,7 @@ Retrieval reads the trajectory: a file counts as read when a tool call names its
 ``read_file`` path, or a path written in code). Paths built at run time (a glob) are not seen,
 so retrieval is a lower bound of what was read; a trial that names no file has no precision.
 Per-role usage and rounds are given by the caller (the agents layer reads them off ds-star's
-trajectories: ``benchforge.agents.dsstar.usage``).
+trajectories: ``benchforge.agents.dsstar.usage``, through ``RunReportContext.trajectory_usage``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ from pydantic import BaseModel, ConfigDict
 from benchforge.core.pages import Page, figure, plain_text, svg_markup
 from benchforge.core.records import Step, TrialScore
 from benchforge.core.records.trials import TrialResult
+from benchforge.evaluation.families.run_report import RunReportContext, RunReportSection
 from benchforge.evaluation.lake.aggregate import Spread, spread
+from benchforge.evaluation.lake.spec import LakePipelineTask
 
 FAMILY = "lake_pipeline"
 SETTINGS = ("full", "oracle", "trimmed", "obscured")
@@ -335,3 +337,27 @@ def to_html(report: LakeReport) -> str:
         costs=cost_table(report),
         plot=setting_plot(report),
     )
+
+
+def run_section(context: RunReportContext) -> RunReportSection:
+    """The run's lake report as its section: the trials' results, their tasks' difficulty,
+    and each trial's model calls by role."""
+    trials: list[Trial] = context.trials()
+    difficulty = {}
+    for score, _ in trials:
+        spec = context.load_spec(score.key.suite, score.key.task_id)
+        if isinstance(spec, LakePipelineTask):
+            difficulty[score.key.task_id] = spec.difficulty
+    facts = {}
+    for score, result in trials:
+        if result is not None:
+            usage = context.trajectory_usage(result.trajectory)
+            facts[score.key.slug] = TrialFacts(**usage.model_dump())
+    report = build_lake_report(context.run_id, trials, difficulty_of=difficulty, facts=facts)
+    markdown = to_markdown(report)
+    pages = {
+        "lake-report.md": markdown,
+        "lake-report.html": to_html(report),
+        "lake-report.json": report.model_dump_json(indent=1),
+    }
+    return RunReportSection(markdown=markdown, pages=pages)
