@@ -221,6 +221,11 @@ def test_report_view_and_catalogue_show_the_family(
     [board] = (root / "artifacts" / "runs" / "eng").rglob("leaderboard.html")
     html = board.read_text()
     assert "Answers over two engines" in html and "1 of 1" in html and "0 of 1" in html
+    # and the family's own run-report section (its run_report hook), named by no Benchforge file
+    section = "## Engine answers\n\n- null: 0 of 1 trials answered a number\n"
+    assert section in out
+    [page] = (root / "artifacts" / "runs" / "eng").rglob("engine-answer-report.md")
+    assert page.read_text().startswith(section) and "- oracle: 1 of 1 trials" in page.read_text()
     passed.add("report")
 
     site = tmp_path / "site"

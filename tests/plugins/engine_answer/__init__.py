@@ -43,6 +43,7 @@ from benchforge.evaluation.families import (
     register,
     spec_as,
 )
+from benchforge.evaluation.families.run_report import RunReportContext, RunReportSection
 from benchforge.evaluation.judges.client import Judge
 from benchforge.evaluation.tasks.models import LoadedTask, TaskSpecBase
 
@@ -223,6 +224,20 @@ class EngineAnswerFamily(FamilyBase):
             checks=checks,
             problems=[f"{c.name} scores {c.observed}" for c in checks if not c.passed],
         )
+
+    def run_report(self, context: RunReportContext) -> RunReportSection:
+        """Per agent, how many of its trials returned a number (appended to the leaderboard's
+        markdown, and written beside it as ``engine-answer-report.md``)."""
+        answered: dict[str, list[bool]] = {}
+        for score, result in context.trials():
+            number = read_number(result.answer) if result is not None else None
+            answered.setdefault(score.key.agent, []).append(number is not None)
+        lines = [
+            f"- {agent}: {sum(given)} of {len(given)} trials answered a number"
+            for agent, given in sorted(answered.items())
+        ]
+        markdown = "\n".join(["## Engine answers", "", *lines]) + "\n"
+        return RunReportSection(markdown=markdown, pages={"engine-answer-report.md": markdown})
 
 
 register(EngineAnswerFamily())
