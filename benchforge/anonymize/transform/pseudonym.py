@@ -315,20 +315,7 @@ def build_key_space(
     con.execute(f"DROP TABLE {values}")
     if dense:
         _enumerate_shapes(con, space, key, min_fill=0.5, marker=DENSE, avoid=avoid)
-    candidate = _candidates(space, key, f"(SELECT canon, attempt FROM {t} WHERE NOT done)")
-    enumerated = False
-    for _ in range(MAX_ATTEMPTS):
-        if _pending(con, t) == 0:
-            break
-        if not enumerated and _attempt(con, t) >= PROBE_ATTEMPTS:
-            _enumerate_shapes(con, space, key, min_fill=0.0, marker=ENUMERATED, avoid=avoid)
-            enumerated = True
-            continue
-        con.execute(f"UPDATE {t} SET attempt = attempt + 1 WHERE NOT done")
-        con.execute(
-            f"UPDATE {t} SET pseudo = c.cand FROM ({candidate}) c WHERE {t}.canon = c.canon"
-        )
-        _accept(con, t, avoid)
+    _draw_again(con, space, key, avoid)
     if _pending(con, t):
         members = ", ".join(f"{a}.{b}" for a, b in space.members)
         raise TransformError(
@@ -343,6 +330,46 @@ def build_key_space(
     ).fetchone()
     assert row is not None
     return SpaceStats(values=int(row[0]), resolved=int(row[1]), collisions=int(row[2]))
+
+
+def _draw_again(
+    con: duckdb.DuckDBPyConnection, space: KeySpace, key: bytes, avoid: str | None
+) -> None:
+    """Steps 2 and 3 of the module docstring for the values still pending after round 0.
+
+    The rounds work on a copy of the pending rows (a few per thousand), written back once at the
+    end: updating the whole mapping table every round cost a scan of every key per statement,
+    and the checks against settled values and originals probe the big tables with the pending
+    candidates (an inner join builds on its smaller side) instead of building a hash table over
+    every key."""
+    t = space.table
+    pend = f"{t}_pending"
+    con.execute(f"CREATE OR REPLACE TABLE {pend} AS SELECT * FROM {t} WHERE NOT done")
+    candidate = _candidates(space, key, f"(SELECT canon, attempt FROM {pend} WHERE NOT done)")
+    enumerated = False
+    for _ in range(MAX_ATTEMPTS):
+        if _pending(con, pend) == 0:
+            break
+        if not enumerated and _attempt(con, pend) >= PROBE_ATTEMPTS:
+            _write_back(con, t, pend)
+            _enumerate_shapes(con, space, key, min_fill=0.0, marker=ENUMERATED, avoid=avoid)
+            con.execute(f"CREATE OR REPLACE TABLE {pend} AS SELECT * FROM {t} WHERE NOT done")
+            enumerated = True
+            continue
+        con.execute(f"UPDATE {pend} SET attempt = attempt + 1 WHERE NOT done")
+        con.execute(
+            f"UPDATE {pend} SET pseudo = c.cand FROM ({candidate}) c WHERE {pend}.canon = c.canon"
+        )
+        _accept(con, t, pend, avoid)
+    _write_back(con, t, pend)
+    con.execute(f"DROP TABLE {pend}")
+
+
+def _write_back(con: duckdb.DuckDBPyConnection, t: str, pend: str) -> None:
+    con.execute(
+        f"UPDATE {t} SET pseudo = p.pseudo, attempt = p.attempt, done = p.done "
+        f"FROM {pend} p WHERE {t}.canon = p.canon"
+    )
 
 
 def _pending(con: duckdb.DuckDBPyConnection, t: str) -> int:
@@ -361,18 +388,32 @@ def _not_avoided(candidate: str, avoid: str | None) -> str:
     return f"lower({candidate}) NOT IN (SELECT lv FROM {avoid})"
 
 
-def _accept(con: duckdb.DuckDBPyConnection, t: str, avoid: str | None) -> None:
-    """Mark the pending values whose candidate is free (see step 1 of the module docstring)."""
+def _accept(con: duckdb.DuckDBPyConnection, t: str, pend: str, avoid: str | None) -> None:
+    """Mark the pending values (``pend``, a copy of ``t``'s unsettled rows) whose candidate is
+    free (see step 2 of the module docstring): no settled value has it (settled before the
+    rounds, in ``t``, or in an earlier round, in ``pend``), it is no original of the space and
+    not avoided, and it is the smallest canonical wanting it."""
+    wanted = f"(SELECT pseudo FROM {pend} WHERE NOT done)"
+    settled = (
+        f"(SELECT a.pseudo FROM {t} a SEMI JOIN {wanted} w ON a.pseudo = w.pseudo WHERE a.done)"
+    )
+    originals = f"(SELECT o.canon FROM {t} o SEMI JOIN {wanted} w ON o.canon = w.pseudo)"
+    avoided = (
+        "false"
+        if avoid is None
+        else f"lower(p.pseudo) IN (SELECT i.lv FROM {avoid} i "
+        f"SEMI JOIN {wanted} w ON i.lv = lower(w.pseudo))"
+    )
     con.execute(
-        f"""UPDATE {t} SET done = true WHERE canon IN (
+        f"""UPDATE {pend} SET done = true WHERE canon IN (
             SELECT canon FROM (
                 SELECT p.canon, row_number() OVER (PARTITION BY p.pseudo ORDER BY p.canon) AS rn
-                FROM {t} p
+                FROM {pend} p
                 WHERE NOT p.done
-                  AND NOT EXISTS (SELECT 1 FROM {t} a WHERE a.done AND a.pseudo = p.pseudo)
+                  AND p.pseudo NOT IN {settled}
+                  AND NOT EXISTS (SELECT 1 FROM {pend} a WHERE a.done AND a.pseudo = p.pseudo)
                   AND (p.attempt >= {AVOID_ORIGINALS_ATTEMPTS}
-                       OR (NOT EXISTS (SELECT 1 FROM {t} o WHERE o.canon = p.pseudo)
-                           AND {_not_avoided("p.pseudo", avoid)}))
+                       OR (p.pseudo NOT IN {originals} AND NOT ({avoided})))
             ) WHERE rn = 1)"""
     )
 
