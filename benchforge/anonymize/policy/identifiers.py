@@ -18,6 +18,18 @@ from benchforge.anonymize.policy.models import Column, Policy
 MIN_NUMERIC_IDENTIFIER_DIGITS = 6
 
 
+def short_number_sql(expr: str) -> str:
+    """DuckDB SQL: ``expr`` (VARCHAR) is a pure number (sign, digits, separators) of fewer than
+    :data:`MIN_NUMERIC_IDENTIFIER_DIGITS` digits. A CASE, not an AND: DuckDB evaluates both sides
+    of an AND under NOT on every row, and the digit count's regexp_replace is the costly one
+    (most values are no number at all)."""
+    return (
+        f"CASE WHEN regexp_full_match({expr}, '[+-]?[0-9][0-9.,\\s]*') "
+        f"THEN length(regexp_replace({expr}, '[^0-9]', '', 'g')) < {MIN_NUMERIC_IDENTIFIER_DIGITS} "
+        "ELSE false END"
+    )
+
+
 def is_direct_identifier(column: Column) -> bool:
     return column.pii == "direct" or column.rule.rule == "pseudonymize"
 

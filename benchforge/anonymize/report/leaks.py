@@ -50,8 +50,8 @@ import duckdb
 from pydantic import BaseModel, Field
 
 from benchforge.anonymize.policy.identifiers import (
-    MIN_NUMERIC_IDENTIFIER_DIGITS,
     is_direct_identifier,
+    short_number_sql,
 )
 from benchforge.anonymize.policy.models import Policy
 from benchforge.anonymize.report.kanon import catalog_columns, quote, require_columns, table_ref
@@ -222,9 +222,7 @@ def _build_identifier_tables(
         FROM raw
         WHERE v IS NOT NULL
           AND {long_enough_sql("v")}
-          AND NOT (regexp_full_match(v, '[+-]?[0-9][0-9.,\\s]*')
-                   AND length(regexp_replace(v, '[^0-9]', '', 'g'))
-                       < {MIN_NUMERIC_IDENTIFIER_DIGITS})
+          AND NOT ({short_number_sql("v")})
         GROUP BY lower(v)
         """
     )

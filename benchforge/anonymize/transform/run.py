@@ -40,8 +40,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from benchforge.anonymize.policy.identifiers import (
-    MIN_NUMERIC_IDENTIFIER_DIGITS,
     is_direct_identifier,
+    short_number_sql,
 )
 from benchforge.anonymize.policy.models import (
     Derive,
@@ -278,9 +278,7 @@ class _Pass:
                 SELECT DISTINCT lower(w) AS lv
                 FROM (SELECT min(v) AS w FROM ({union}) WHERE v IS NOT NULL GROUP BY v)
                 WHERE {long_enough_sql("w")}
-                  AND NOT (regexp_full_match(w, '[+-]?[0-9][0-9.,\\s]*')
-                           AND length(regexp_replace(w, '[^0-9]', '', 'g'))
-                               < {MIN_NUMERIC_IDENTIFIER_DIGITS})"""
+                  AND NOT ({short_number_sql("w")})"""
         )
         self.unsegmented = fake.unsegmented_keys(self.con, IDENTIFIERS)
 
@@ -536,9 +534,7 @@ class _Pass:
         # Python. Identifiers in an unsegmented script match anywhere.
         may_match = (
             f"{long_enough_sql('o')} "
-            f"AND NOT (regexp_full_match(o, '[+-]?[0-9][0-9.,\\s]*') "
-            f"AND length(regexp_replace(o, '[^0-9]', '', 'g')) "
-            f"< {MIN_NUMERIC_IDENTIFIER_DIGITS}) "
+            f"AND NOT ({short_number_sql('o')}) "
             f"AND (regexp_extract(lower(o), '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
             f"OR regexp_matches(o, '{UNSEGMENTED_SQL}'))"
         )
