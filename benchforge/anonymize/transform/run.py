@@ -269,16 +269,13 @@ class _Pass:
                         f"AND regexp_matches({family_first}, '{UNSEGMENTED_SQL}')"
                     )
         union = " UNION ALL ".join(selects) or "SELECT NULL::VARCHAR AS v WHERE false"
-        # Distinct spellings first: a key repeats in every row that refers to it, and the
-        # filters below depend on the spelling only. They test the aggregate's output w
-        # (min(v) of a group of one spelling: v itself), which the optimizer cannot push
-        # below the GROUP BY onto every row.
+        # One aggregate over the filtered rows: both filters are cheap per row (a length, and a
+        # CASE whose regular expressions run on number-like values only), cheaper than a first
+        # aggregate of distinct spellings to filter.
         self.con.execute(
             f"""CREATE OR REPLACE TABLE {IDENTIFIERS} AS
-                SELECT DISTINCT lower(w) AS lv
-                FROM (SELECT min(v) AS w FROM ({union}) WHERE v IS NOT NULL GROUP BY v)
-                WHERE {long_enough_sql("w")}
-                  AND NOT ({short_number_sql("w")})"""
+                SELECT DISTINCT lower(v) AS lv FROM ({union})
+                WHERE v IS NOT NULL AND {long_enough_sql("v")} AND NOT ({short_number_sql("v")})"""
         )
         self.unsegmented = fake.unsegmented_keys(self.con, IDENTIFIERS)
 
