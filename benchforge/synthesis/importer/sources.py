@@ -251,7 +251,7 @@ def load_files(
         assert table.path is not None
         target = f"{warehouse}.{RAW}.{quote(table.name)}"
         if table.reader == "csv":
-            _load_csv(con, table.path, target)
+            load_csv(con, table.path, target)
         else:
             _load_parquet(con, table.path, target)
         on_table(table.name, _count(con, target))
@@ -287,15 +287,17 @@ def _load_parquet(con: duckdb.DuckDBPyConnection, path: Path, target: str) -> No
         raise DatasetImportError(f"{path.name} does not load: {first_line(err)}") from None
 
 
-def _load_csv(con: duckdb.DuckDBPyConnection, path: Path, target: str) -> None:
-    """Sniffs the whole file once, then reads it with what the sniff found (the types fit every
-    row; DuckDB's reader would otherwise sniff the whole file again). DuckDB's sniffer meets a
-    file whose rows disagree on their number of fields by skipping its first lines, dropping the
-    header or reading one column, all silently; those files are refused, naming the first row
-    that does not fit."""
+def load_csv(con: duckdb.DuckDBPyConnection, path: Path, target: str) -> None:
+    """Reads the file with the types the whole file takes: the types DuckDB's sniffer finds on
+    its sample when they are provably those (:func:`_load_csv_sampled`), else those it finds
+    sniffing the whole file once. DuckDB's sniffer meets a file whose rows disagree on their
+    number of fields by skipping its first lines, dropping the header or reading one column,
+    all silently; those files are refused, naming the first row that does not fit."""
     if path.stat().st_size == 0:
         raise DatasetImportError(f"{path.name} is empty (a CSV file needs at least a header)")
     source = literal(str(path))
+    if _load_csv_sampled(con, source, target):
+        return
     try:
         sniffed = con.execute(
             "SELECT SkipRows, HasHeader, Columns, Delimiter, Quote, Escape, NewLineDelimiter, "
@@ -321,6 +323,72 @@ def _load_csv(con: duckdb.DuckDBPyConnection, path: Path, target: str) -> None:
         con.execute(f"CREATE TABLE {target} AS SELECT * FROM read_csv({source}, {options})")
     except duckdb.Error as err:
         raise DatasetImportError(_csv_error(path, err)) from None
+
+
+# Types a sniffer tries before VARCHAR; a value none of them reads keeps a column VARCHAR.
+_NARROWER = ("BOOLEAN", "BIGINT", "DOUBLE", "TIME", "DATE", "TIMESTAMP")
+_PLAIN_INTEGER = "'[+-]?(0|[1-9][0-9]*)'"  # no leading zero: a sniffer keeps 007 as text
+
+
+def _load_csv_sampled(con: duckdb.DuckDBPyConnection, source: str, target: str) -> bool:
+    """One pass instead of two: read the file with the types the sniffer finds on its default
+    sample, and keep the table only when those are the whole file's types. A sniffer picks, per
+    column, the narrowest type every value it saw reads as, so the whole file can only widen
+    the sample's types, and a wider value fails this read (auto-detection off): the table is
+    not kept and the caller sniffs the whole file. Two reads are checked here because they do
+    not fail by themselves: an integer column reads ``1.5`` as 2, so it is read as text and
+    each value must be a plain integer; and a column the sample saw no value of is VARCHAR by
+    default, so a VARCHAR column is kept only with a value no narrower type reads. Anything
+    unusual about the sample (skipped lines, no header, one column) is left to the whole-file
+    path, which explains it. True when ``target`` was created."""
+    try:
+        sniffed = con.execute(
+            "SELECT SkipRows, HasHeader, Columns, Delimiter, Quote, Escape, NewLineDelimiter, "
+            f"Comment, DateFormat, TimestampFormat FROM sniff_csv({source})"
+        ).fetchone()
+    except duckdb.Error:
+        return False
+    if sniffed is None or int(sniffed[0]) or not sniffed[1] or len(sniffed[2]) == 1:
+        return False
+    columns = list(sniffed[2])
+    as_read = [
+        {"name": c["name"], "type": "VARCHAR" if c["type"] == "BIGINT" else c["type"]}
+        for c in columns
+    ]
+    options = sniffed_options(as_read, *sniffed[3:])
+    select = ", ".join(_as_sniffed(c["name"], c["type"]) for c in columns)
+    try:
+        con.execute(f"CREATE TABLE {target} AS SELECT {select} FROM read_csv({source}, {options})")
+    except duckdb.Error:
+        con.execute(f"DROP TABLE IF EXISTS {target}")
+        return False
+    for column in columns:
+        if column["type"] == "VARCHAR" and not _reads_as_text_only(con, target, column["name"]):
+            con.execute(f"DROP TABLE {target}")
+            return False
+    return True
+
+
+def _as_sniffed(name: str, type_: str) -> str:
+    """The select item of a column read as :func:`_load_csv_sampled` reads it: an integer column
+    from its text, failing the statement on any value that is not a plain integer."""
+    c = quote(name)
+    if type_ != "BIGINT":
+        return c
+    return (
+        f"CASE WHEN {c} IS NULL THEN NULL WHEN regexp_full_match({c}, {_PLAIN_INTEGER}) "
+        f"THEN CAST({c} AS BIGINT) ELSE error('not a plain integer') END AS {c}"
+    )
+
+
+def _reads_as_text_only(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
+    """``column`` holds a value that no type a sniffer tries before VARCHAR reads."""
+    c = quote(column)
+    unread = " AND ".join(f"TRY_CAST({c} AS {t}) IS NULL" for t in _NARROWER)
+    return (
+        con.execute(f"SELECT 1 FROM {table} WHERE {c} IS NOT NULL AND {unread} LIMIT 1").fetchone()
+        is not None
+    )
 
 
 def sniffed_options(
