@@ -13,8 +13,9 @@ Prints, in one run:
 - the DuckDB floor of each source: the same data loaded with plain DuckDB into a database file
   (``CREATE TABLE raw.t AS SELECT * FROM read_csv(...)`` / ``read_parquet`` / the source table,
   under the importer's memory limit) then ``COPY raw.t TO`` Parquet (zstd): the least any importer
-  must do. The importer does more: it sniffs a CSV file whole (and reads it with
-  ``sample_size = -1``), counts rows, hashes each Parquet file, writes a manifest and publishes;
+  must do. The importer does more: it checks that a CSV file's sampled types are the whole
+  file's (reading integer columns as text; a file that fails the check is sniffed whole and
+  read again), counts rows, hashes each Parquet file, writes a manifest and publishes;
 - the ratios import / floor for each source, with and without validation, each the median over
   the repeats of one back-to-back pair (the floor and the import one after the other, their
   order alternating from one repeat to the next, so a change of load between repeats moves both
