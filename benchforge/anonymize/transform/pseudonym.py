@@ -164,9 +164,10 @@ def _big(digest: str) -> str:
     return f"({_a(digest)}::HUGEINT * 1152921504606846976 + {_b(digest)})"
 
 
-def _candidates(space: KeySpace, key: bytes, relation: str) -> str:
-    """A query over ``relation`` (columns ``canon``, ``attempt``) returning (``canon``,
-    ``cand``). The HMAC is computed once per row in an inner projection.
+def _candidates(space: KeySpace, key: bytes, relation: str, carry: tuple[str, ...] = ()) -> str:
+    """A query over ``relation`` (columns ``canon``, ``attempt`` and the ``carry`` columns)
+    returning (``canon``, ``cand``, the ``carry`` columns). The HMAC is computed once per row in
+    an inner projection.
 
     With A and B the first and next 60 bits of the HMAC (15 hex digits each): text
     ``preserve`` writes a rest of 1 to 15 digits (the common ``ACC-00000124``) as A mod
@@ -176,9 +177,10 @@ def _candidates(space: KeySpace, key: bytes, relation: str) -> str:
     lo + A mod (hi - lo + 1) with lo = 10^(d-1) (0 for one digit) and hi the largest d-digit
     value the column holds; longer ones use the 120-bit A * 2^60 + B. 64-bit arithmetic keeps
     this fast (HUGEINT division costs ~5x more)."""
+    canon = ", ".join(("canon", *carry))  # canon and the carried columns, at every level
     inner = (
-        f"SELECT canon, msg, {hmac_sql(key, 'msg')} AS h FROM "
-        f"(SELECT canon, {_message('canon', 'attempt')} AS msg FROM {relation})"
+        f"SELECT {canon}, msg, {hmac_sql(key, 'msg')} AS h FROM "
+        f"(SELECT {canon}, {_message('canon', 'attempt')} AS msg FROM {relation})"
     )
     if space.integer:
         small_max = min(space.int_max, 2**63 - 1)
@@ -190,15 +192,15 @@ def _candidates(space: KeySpace, key: bytes, relation: str) -> str:
         lo = "('1' || repeat('0', d - 1))::HUGEINT"
         hi = f"least(repeat('9', d)::HUGEINT, {space.int_max}::HUGEINT)"
         return (
-            "SELECT canon, sign || CASE WHEN d <= 18 THEN "
+            f"SELECT {canon}, sign || CASE WHEN d <= 18 THEN "
             f"({small})::VARCHAR ELSE ({lo} + {_big('h')} % ({hi} - {lo} + 1))::VARCHAR END "
-            f"AS cand FROM (SELECT canon, h, {_integer_bounds()} FROM ({inner}))"
+            f"AS cand FROM (SELECT {canon}, h, {_integer_bounds()} FROM ({inner}))"
         )
     rule = space.rule
     plen = _prefix_len(rule, "canon")
     if rule.format == "hex":
         return (
-            f"SELECT canon, CASE WHEN canon = '' THEN '' ELSE left(canon, {plen}) || "
+            f"SELECT {canon}, CASE WHEN canon = '' THEN '' ELSE left(canon, {plen}) || "
             f"upper(substr(h, 1, {rule.length})) END AS cand FROM ({inner})"
         )
     block = hmac_sql(key, f"msg || {_US} || b::VARCHAR")
@@ -213,16 +215,16 @@ def _candidates(space: KeySpace, key: bytes, relation: str) -> str:
         "ELSE '' END"
     )
     return (
-        "SELECT canon, prefix || CASE WHEN regexp_full_match(rest, '[0-9]{1,15}') THEN "
+        f"SELECT {canon}, prefix || CASE WHEN regexp_full_match(rest, '[0-9]{{1,15}}') THEN "
         f"lpad(({_a('h')} % (10 ** length(rest))::BIGINT)::VARCHAR, length(rest)::INTEGER, '0') "
         "WHEN regexp_full_match(rest, '[0-9]{16,30}') THEN "
         f"lpad(({_a('h')} % (10 ** (length(rest) - 15))::BIGINT)::VARCHAR, "
         "length(rest)::INTEGER - 15, '0') "
         f"|| lpad(({_b('h')} % 1000000000000000)::VARCHAR, 15, '0') "
         f"ELSE array_to_string(list_transform(string_split(rest, ''), lambda c, i: {char}), '') "
-        f"END AS cand FROM (SELECT canon, h, msg, prefix, rest, {stream} AS stream FROM "
-        f"(SELECT canon, h, msg, left(canon, {plen}) AS prefix, substr(canon, {plen} + 1) AS rest "
-        f"FROM ({inner})))"
+        f"END AS cand FROM (SELECT {canon}, h, msg, prefix, rest, {stream} AS stream FROM "
+        f"(SELECT {canon}, h, msg, left(canon, {plen}) AS prefix, "
+        f"substr(canon, {plen} + 1) AS rest FROM ({inner})))"
     )
 
 
@@ -296,21 +298,26 @@ def build_key_space(
         if _is_dense(space, shape, n)
     ]
     dense_sql = "false" if not dense else "shape IN (" + ", ".join(ql(d) for d in dense) + ")"
-    # round 0 of step 1 for every other value, in one statement
+    # round 0 of step 2 for every other value, in one statement over every row (fixed and
+    # dense values carry a NULL candidate: no join back to the values is needed)
     first = _candidates(
-        space, key, "(SELECT canon, 0 AS attempt FROM v WHERE NOT (fixed OR dense))"
+        space,
+        key,
+        # a NULL attempt makes a NULL message: no HMAC for a value that draws no candidate
+        f"(SELECT canon, CASE WHEN fixed OR {dense_sql} THEN NULL ELSE 0 END AS attempt, fixed, "
+        f"{dense_sql} AS dense FROM {values})",
+        carry=("fixed", "dense"),
     )
     con.execute(
         f"""CREATE OR REPLACE TABLE {t} AS
-            WITH v AS (SELECT canon, fixed, {dense_sql} AS dense FROM {values}),
-                 c AS ({first}),
-                 r AS (SELECT canon, cand,
+            WITH c AS (SELECT canon, fixed, CASE WHEN fixed OR dense THEN NULL ELSE cand END AS cand
+                       FROM ({first})),
+                 r AS (SELECT canon, fixed, cand,
                               row_number() OVER (PARTITION BY cand ORDER BY canon) AS rn FROM c)
-            SELECT v.canon, CASE WHEN v.fixed THEN v.canon ELSE r.cand END AS pseudo,
-                   0 AS attempt,
-                   v.fixed OR coalesce(r.rn = 1 AND r.cand NOT IN (SELECT canon FROM v)
-                                       AND {_not_avoided("r.cand", avoid)}, false) AS done
-            FROM v LEFT JOIN r USING (canon)"""
+            SELECT canon, CASE WHEN fixed THEN canon ELSE cand END AS pseudo, 0 AS attempt,
+                   fixed OR coalesce(rn = 1 AND cand NOT IN (SELECT canon FROM {values})
+                                     AND {_not_avoided("cand", avoid)}, false) AS done
+            FROM r"""
     )
     con.execute(f"DROP TABLE {values}")
     if dense:
