@@ -17,7 +17,7 @@ Synthesized datasets are cached (``--data`` / ``--small-data``) and reused when 
 ``dataset.json`` exists. Quick smoke run: ``--scale 0.2 --small-scale 0.02 --repeat 1``.
 
 Usage: python bench/anonymize.py [--scale 5] [--small-scale 0.5] [--repeat 2]
-       [--budget-minutes 11] [--baseline-sample 20000] [--memory-limit 1GB]
+       [--budget-minutes 11] [--baseline-sample 20000] [--memory-limit 640MB]
        [--data DIR] [--small-data DIR] [--keep DIR]
 """
 
@@ -66,7 +66,7 @@ TARGETS = {"floor": 0.3, "rss": 2.0}
 SECRET = b"benchforge-bench-anonymize-fixed-key-0001"
 CACHE = Path("/tmp/benchforge-bench-anon")
 WAREHOUSE = "warehouse.duckdb"
-DEFAULT_MEMORY_LIMIT = "1GB"  # anonymize_warehouse's default; the floor runs under the same
+DEFAULT_MEMORY_LIMIT = "640MB"  # anonymize_warehouse's default; the floor runs under the same
 
 
 # -- data --------------------------------------------------------------------------------------
