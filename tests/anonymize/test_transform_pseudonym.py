@@ -344,3 +344,26 @@ def test_pseudonyms_avoid_original_identifiers_of_other_columns() -> None:
     assert mapping[values[7]] == reference(values[7], attempt=1) not in taken
     assert len(set(mapping.values())) == 30
     assert all(mapping[v] == reference(v) for v in values if v not in (values[3], values[7]))
+
+
+def test_values_still_drawing_after_the_probes_get_free_codes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # step 3: after PROBE_ATTEMPTS draws the pending values of a small shape get its free codes
+    # (the rounds run on a copy of the pending rows, written back before enumerating)
+    import benchforge.anonymize.transform.pseudonym as module
+
+    monkeypatch.setattr(module, "PROBE_ATTEMPTS", 1)
+    values = [f"K-{i:02d}" for i in range(40)]
+    con = _con({"t": values})
+    stats = build_key_space(con, _space(["t"]), KEY)
+    mapping = _mapping(con)
+    enumerated = con.execute(
+        f"SELECT count(*) FROM work.main.ps WHERE attempt = {ENUMERATED}"
+    ).fetchone()
+    assert enumerated is not None and enumerated[0] > 0
+    assert stats.collisions == 0
+    assert len(set(mapping.values())) == len(values)
+    assert not set(mapping.values()) & set(values)
+    assert all(re.fullmatch(r"K-[0-9]{2}", p) for p in mapping.values())
+    assert not con.execute("SELECT count(*) FROM work.main.ps WHERE NOT done").fetchone()[0]
