@@ -374,10 +374,4 @@ def run_section(context: RunReportContext) -> RunReportSection:
             report = build(judge)
     else:
         report = build(None)
-    markdown = to_markdown(report)
-    pages = {
-        "dab-report.md": markdown,
-        "dab-report.html": to_html(report),
-        "dab-report.json": report.model_dump_json(indent=1),
-    }
-    return RunReportSection(markdown=markdown, pages=pages)
+    return RunReportSection.of_report("dab-report", report, to_markdown(report), to_html(report))

@@ -283,10 +283,5 @@ def run_section(context: RunReportContext) -> RunReportSection | None:
     report = explore_run_report(context.run_id, context.scores)
     if report is None:
         return None
-    markdown = to_markdown(report)
-    pages = {
-        "explore-report.md": markdown,
-        "explore-report.html": to_html(report),
-        "explore-report.json": report.model_dump_json(indent=1),
-    }
-    return RunReportSection(markdown=markdown, pages=pages)
+    markdown, html = to_markdown(report), to_html(report)
+    return RunReportSection.of_report("explore-report", report, markdown, html)

@@ -47,6 +47,17 @@ class RunReportSection(BaseModel):
     markdown: str
     pages: dict[str, str] = {}
 
+    @classmethod
+    def of_report(cls, stem: str, report: BaseModel, markdown: str, html: str) -> RunReportSection:
+        """The usual section: the report's markdown, and ``<stem>.md``, ``<stem>.html`` and
+        ``<stem>.json`` (the report model itself)."""
+        pages = {
+            f"{stem}.md": markdown,
+            f"{stem}.html": html,
+            f"{stem}.json": report.model_dump_json(indent=1),
+        }
+        return cls(markdown=markdown, pages=pages)
+
 
 @dataclass(frozen=True)
 class RunReportContext:

@@ -354,10 +354,4 @@ def run_section(context: RunReportContext) -> RunReportSection:
             usage = context.trajectory_usage(result.trajectory)
             facts[score.key.slug] = TrialFacts(**usage.model_dump())
     report = build_lake_report(context.run_id, trials, difficulty_of=difficulty, facts=facts)
-    markdown = to_markdown(report)
-    pages = {
-        "lake-report.md": markdown,
-        "lake-report.html": to_html(report),
-        "lake-report.json": report.model_dump_json(indent=1),
-    }
-    return RunReportSection(markdown=markdown, pages=pages)
+    return RunReportSection.of_report("lake-report", report, to_markdown(report), to_html(report))
