@@ -8,11 +8,13 @@ template the document around them.
 """
 
 from benchforge.core.pages.environment import Page, page_environment, render_page
+from benchforge.core.pages.markdown import markdown_table
 from benchforge.core.pages.plots import figure, plain_text, png_data_uri, svg_markup
 
 __all__ = [
     "Page",
     "figure",
+    "markdown_table",
     "page_environment",
     "plain_text",
     "png_data_uri",

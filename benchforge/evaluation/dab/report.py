@@ -17,7 +17,7 @@ import numpy as np
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict
 
-from benchforge.core.pages import Page, figure, plain_text, svg_markup
+from benchforge.core.pages import Page, figure, markdown_table, plain_text, svg_markup
 from benchforge.core.records import TrialScore
 from benchforge.core.records.trials import TrialResult
 from benchforge.evaluation.dab.failure_modes import FAILURE_MODES, FailureLabel, classify_failure
@@ -277,24 +277,17 @@ def query_table(report: DabReport) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return "\n".join([line(header), line(["---"] * len(header)), *(line(r) for r in rows)])
-
-
 def to_markdown(report: DabReport) -> str:
     parts = [
         f"## DAB questions: {report.run_id}",
         "pass@k is unbiased per query, averaged within each dataset, then over datasets.",
-        _markdown_table(*summary_table(report)),
+        markdown_table(*summary_table(report)),
         "### Failure modes of failed trials",
         "before_planning and runtime by code; plan, data_selection and implementation by the "
         "judge; infra_error: the judge could not label the trial (no mode counted).",
-        _markdown_table(*failure_table(report)),
+        markdown_table(*failure_table(report)),
         "### Per query",
-        _markdown_table(*query_table(report)),
+        markdown_table(*query_table(report)),
     ]
     return "\n\n".join(parts) + "\n"
 

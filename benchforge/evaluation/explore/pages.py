@@ -15,7 +15,7 @@ from typing import Any
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict
 
-from benchforge.core.pages import Page, figure, plain_text, svg_markup
+from benchforge.core.pages import Page, figure, markdown_table, plain_text, svg_markup
 from benchforge.core.records import TrialScore
 from benchforge.evaluation.explore.report import (
     DIFFICULTIES,
@@ -160,13 +160,6 @@ def first_missed_table(run: ExploreRunReport) -> tuple[list[str], list[list[str]
     return header, rows
 
 
-def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return "\n".join([line(header), line(["---"] * len(header)), *(line(r) for r in rows)])
-
-
 NOTE = (
     "Acc, GPR and TPE over every scored trial (mean over epochs ± std over epochs, "
     "[bootstrap interval over tasks]); GPR (failed) over incorrect trials (DataClawBench's GPR); "
@@ -179,13 +172,13 @@ def to_markdown(run: ExploreRunReport) -> str:
     parts = [
         f"## Exploration tasks: {run.run_id}",
         NOTE,
-        _markdown_table(*summary_table(run)),
+        markdown_table(*summary_table(run)),
         "### Accuracy by difficulty",
-        _markdown_table(*difficulty_table(run)),
+        markdown_table(*difficulty_table(run)),
         "### First missed milestone (failed trials)",
-        _markdown_table(*first_missed_table(run)),
+        markdown_table(*first_missed_table(run)),
         "### Termination modes",
-        _markdown_table(*termination_table(run)),
+        markdown_table(*termination_table(run)),
     ]
     return "\n\n".join(parts) + "\n"
 

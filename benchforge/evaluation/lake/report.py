@@ -29,7 +29,7 @@ import numpy as np
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict
 
-from benchforge.core.pages import Page, figure, plain_text, svg_markup
+from benchforge.core.pages import Page, figure, markdown_table, plain_text, svg_markup
 from benchforge.core.records import Step, TrialScore
 from benchforge.core.records.trials import TrialResult
 from benchforge.evaluation.families.run_report import RunReportContext, RunReportSection
@@ -270,13 +270,6 @@ def cost_table(report: LakeReport) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return "\n".join([line(header), line(["---"] * len(header)), *(line(r) for r in rows)])
-
-
 NOTE = (
     "Accuracy (0-100) per setting, per difficulty and per answer type: the mean over scored "
     "trials; — where no trial was scored. Retrieval: files named by tool calls vs the gold "
@@ -288,11 +281,11 @@ def to_markdown(report: LakeReport) -> str:
     parts = [
         f"## Lake questions: {report.run_id}",
         NOTE,
-        _markdown_table(*setting_table(report)),
+        markdown_table(*setting_table(report)),
         "### By difficulty and answer type",
-        _markdown_table(*breakdown_table(report)),
+        markdown_table(*breakdown_table(report)),
         "### Retrieval, rounds and cost",
-        _markdown_table(*cost_table(report)),
+        markdown_table(*cost_table(report)),
     ]
     return "\n\n".join(parts) + "\n"
 
