@@ -29,6 +29,7 @@ from benchforge.core.engines.postgres_trials import (
     TrialDatabaseError,
     create_trial_database,
     drop_trial_database,
+    ensure_reader_role,
     reader_conninfo,
     trial_database_name,
     trial_postgres,
@@ -223,3 +224,34 @@ def test_trial_database_names_and_errors(server: PostgresServer) -> None:
     with pytest.raises(TrialDatabaseError, match="could not copy template database 'nope'"):
         create_trial_database(server.url(), "nope", "bf_never")
     drop_trial_database(server.url(), "bf_never")  # gone already: nothing to do
+
+
+def test_many_trials_starting_at_once_all_get_their_databases(server: PostgresServer) -> None:
+    """The role's settings are shared rows of the server's catalogue: trials setting them at
+    the same moment used to fail one another with 'tuple concurrently updated' (CI, a run of
+    four trials at --concurrency 4). Eight threads making the role and copies at once, with a
+    fresh role and with one that exists: every call succeeds and every copy is read-only."""
+    import threading
+
+    admin = server.url()
+    role = "bf_race_reader"
+    barrier = threading.Barrier(8)
+
+    def trial(index: int) -> str:
+        barrier.wait(timeout=60)
+        for _ in range(10):
+            ensure_reader_role(admin, role)
+        name = trial_database_name("bf_race", f"trial-{index}")
+        create_trial_database(admin, TEMPLATE, name, role=role)
+        return name
+
+    for _ in ("a fresh role", "a role that exists"):
+        with ThreadPoolExecutor(8) as pool:
+            names = list(pool.map(trial, range(8)))
+        for name in names:
+            with psycopg.connect(reader_conninfo(admin, name, role)) as con:
+                assert con.execute("SHOW default_transaction_read_only").fetchone() == ("on",)
+                assert con.execute("SELECT count(*) FROM orders").fetchone() == (ROWS,)
+            drop_trial_database(admin, name)
+    with psycopg.connect(admin, autocommit=True) as con:
+        con.execute(f"DROP ROLE {role}")

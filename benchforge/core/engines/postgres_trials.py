@@ -17,9 +17,9 @@ import hashlib
 import re
 import time
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 import psycopg
-from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
@@ -49,27 +49,50 @@ def trial_database_name(prefix: str, trial_id: str) -> str:
     return f"{prefix}_{digest}"
 
 
+READER_SETTINGS = {
+    "default_transaction_read_only": "on",
+    "statement_timeout": READER_STATEMENT_TIMEOUT,
+}
+# Role changes write shared catalogue rows, and PostgreSQL fails the second of two sessions
+# updating one at once ('tuple concurrently updated'): trials of every process take turns.
+_ROLE_LOCK_KEY = int.from_bytes(hashlib.sha256(b"benchforge reader role").digest()[:7], "big")
+
+
 def ensure_reader_role(admin_url: str, role: str = READER_ROLE) -> None:
-    """Creates the read-only role unless it exists (two trials racing to make it is fine)."""
+    """Creates the read-only role with its settings unless it has them; trials racing to do
+    it (threads, processes, machines on one server) take turns on an advisory lock."""
     with psycopg.connect(admin_url, autocommit=True) as con:
-        exists = con.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
-        if not exists:
-            with contextlib.suppress(pg_errors.DuplicateObject, pg_errors.UniqueViolation):
-                con.execute(
-                    sql.SQL(
-                        "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT "
-                        "NOREPLICATION NOBYPASSRLS"
-                    ).format(sql.Identifier(role))
-                )
-        for setting, value in (
-            ("default_transaction_read_only", "on"),
-            ("statement_timeout", READER_STATEMENT_TIMEOUT),
-        ):
-            con.execute(
-                sql.SQL("ALTER ROLE {} SET {} = {}").format(
-                    sql.Identifier(role), sql.Identifier(setting), sql.Literal(value)
-                )
+        con.execute("SELECT pg_advisory_lock(%s)", (_ROLE_LOCK_KEY,))
+        try:
+            _create_reader_role(con, role)
+        finally:
+            con.execute("SELECT pg_advisory_unlock(%s)", (_ROLE_LOCK_KEY,))
+
+
+def _create_reader_role(con: psycopg.Connection[Any], role: str) -> None:
+    exists = con.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+    if not exists:
+        con.execute(
+            sql.SQL(
+                "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT "
+                "NOREPLICATION NOBYPASSRLS"
+            ).format(sql.Identifier(role))
+        )
+    row = con.execute(
+        "SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole "
+        "WHERE r.rolname = %s AND s.setdatabase = 0",
+        (role,),
+    ).fetchone()
+    items: list[str] = list(row[0]) if row and row[0] else []
+    current = dict(item.partition("=")[::2] for item in items)
+    for setting, value in READER_SETTINGS.items():
+        if current.get(setting) == value:
+            continue
+        con.execute(
+            sql.SQL("ALTER ROLE {} SET {} = {}").format(
+                sql.Identifier(role), sql.Identifier(setting), sql.Literal(value)
             )
+        )
 
 
 COPY_ATTEMPTS = 25  # trials copying one template at once take turns
