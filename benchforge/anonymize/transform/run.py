@@ -1,7 +1,7 @@
 """The transformation pass: a source warehouse and a policy in, a release warehouse out.
 
 One DuckDB connection with the source attached READ_ONLY as ``src``, the release as ``rel`` and
-a scratch database (mapping tables, helper tables) as ``work`` next to the release; every table
+an in-memory scratch database (mapping tables, helper tables) as ``work``; every table
 stays in ``raw`` with the same columns, types, row count and row order (row i of a released
 table is the transform of row i of the source). Memory is bounded by DuckDB (``memory_limit``,
 spilling to a temp folder beside the release); no table is fetched into Python except the
@@ -105,7 +105,7 @@ def anonymize_warehouse(
     secret: bytes,
     *,
     on_progress: ProgressFn | None = None,
-    memory_limit: str = "640MB",  # crm scale 5: 73 s, peak RSS ~1 GB (measured 2026-11-30)
+    memory_limit: str = "640MB",  # crm scale 5: 59 s, peak RSS ~1 GB (measured 2026-11-30)
     threads: int | None = None,
 ) -> TransformManifest:
     """Write the release of ``source_db`` to ``dest_db`` (which must not exist) under
@@ -140,7 +140,10 @@ def anonymize_warehouse(
                 con.execute(f"SET threads = {int(threads)}")
             con.execute(f"ATTACH {ql(str(source_db))} AS src (READ_ONLY)")
             con.execute(f"ATTACH {ql(str(dest_db))} AS rel")
-            con.execute(f"ATTACH {ql(str(scratch / 'work.duckdb'))} AS work")
+            # work tables in memory, spilled to temp_directory past memory_limit: a file
+            # database compresses and writes every mapping table (crm scale 5: 71 s -> 59 s,
+            # same peak RSS)
+            con.execute("ATTACH ':memory:' AS work")
             con.execute("CREATE SCHEMA rel.raw")
             manifest = _Pass(con, policy, secret, on_progress).run()
             con.execute("DETACH work")
