@@ -430,12 +430,26 @@ def redraw_full_names(
     family_first = (
         f"concat({', '.join(f'trim(CAST(r.{qi(c)} AS VARCHAR))' for c in reversed(name.columns))})"
     )
-    rows = con.execute(
-        f"SELECT DISTINCT [{parts}], [{', '.join(f'r.{qi(c)}' for c in name.columns)}] "
-        f"FROM {source}.raw.{t} s POSITIONAL JOIN {release}.raw.{t} r "
+    released_parts = ", ".join(f"r.{qi(c)}" for c in name.columns)
+    # The released names that spell an identifier, found over the release alone (a parallel
+    # scan; almost always none); only their rows are then paired with their originals (a
+    # positional join runs on one thread).
+    clashing = con.execute(
+        f"SELECT DISTINCT [{released_parts}] FROM {release}.raw.{t} r "
         f"WHERE {not_null} AND (lower({composite}) IN (SELECT lv FROM {avoid}) "
-        f"OR lower({family_first}) IN (SELECT lv FROM {avoid})) ORDER BY 1"
+        f"OR lower({family_first}) IN (SELECT lv FROM {avoid}))"
     ).fetchall()
+    rows: list[tuple[list[str], list[str]]] = []
+    if clashing:
+        con.register("_anon_clashing", pa.table({"parts": pa.array([r[0] for r in clashing])}))
+        try:
+            rows = con.execute(
+                f"SELECT DISTINCT [{parts}], [{released_parts}] "
+                f"FROM {source}.raw.{t} s POSITIONAL JOIN {release}.raw.{t} r "
+                f"WHERE [{released_parts}] IN (SELECT parts FROM _anon_clashing) ORDER BY 1"
+            ).fetchall()
+        finally:
+            con.unregister("_anon_clashing")
     pending = {tuple(originals): list(released) for originals, released in rows}
     chosen: dict[tuple[str, ...], str] = {}
     position = name.columns.index(name.redraw)

@@ -430,13 +430,22 @@ class _Pass:
         offsets: dict[str, str] = {}
         maps = self._column_maps(table)
         items: list[str] = []
+        early: list[str] = []
         joins: dict[str, None] = {}
         for i, column in enumerate(columns):
             sql = self._column_sql(table, column, i, offsets, maps)
-            items.append(f"{sql.expr} AS {qi(column)}")
-            joins.update(dict.fromkeys(sql.joins))
+            if sql.joins or sql.expr == f"{SRC}.{qi(column)}":
+                items.append(f"{sql.expr} AS {qi(column)}")
+                joins.update(dict.fromkeys(sql.joins))
+            else:
+                # computed over the source rows before the joins: DuckDB evaluates a lambda
+                # (numeric noise binds its values with them) ~3x slower over a join's output
+                early.append(f"{sql.expr} AS __anon_early_{i}")
+                items.append(f"{SRC}.__anon_early_{i} AS {qi(column)}")
         key = row_key_sql("t", spec.primary_key, list(columns))
         source = f"(SELECT *, rowid AS {RID}, {key} AS {KEY} FROM src.raw.{qi(table)} t) {SRC}"
+        if early:
+            source = f"(SELECT {SRC}.*, {', '.join(early)} FROM {source}) {SRC}"
         inner = f"SELECT {', '.join(items)}, {SRC}.{RID} AS {RID} FROM {source} {' '.join(joins)}"
         derived = [
             (c, columns[c], col.rule.sql)
