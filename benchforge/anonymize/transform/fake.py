@@ -64,6 +64,7 @@ from benchforge.anonymize.transform.sql import (
     hmac_sql,
     is_text,
     qi,
+    ql,
 )
 from benchforge.anonymize.transform.text import UNSEGMENTED_RANGES, UNSEGMENTED_SQL
 
@@ -418,11 +419,14 @@ def redraw_full_names(
     source: str = "src",
     release: str = "rel",
     keys: str | None = None,
+    spellable: str | None = None,
 ) -> int:
     """Redraw ``name.redraw`` on every row of ``release.raw.<table>`` whose composite equals an
     original identifier (``avoid``, column ``lv``); returns how many distinct people (original
     parts) were redrawn. Raises when a person still collides after :data:`MAX_REDRAWS`.
-    ``keys``: the :func:`unsegmented_keys` table of ``avoid`` when the caller built it."""
+    ``keys``: the :func:`unsegmented_keys` table of ``avoid`` when the caller built it;
+    ``spellable``: the :func:`spellable_identifiers` of ``avoid`` for the name's separator
+    when the caller built it (the composites are looked up there, a far smaller table)."""
     t = qi(name.table)
     parts = ", ".join(f"upper(trim(CAST(s.{qi(c)} AS VARCHAR)))" for c in name.columns)
     composite = _composite_sql(name)
@@ -434,10 +438,12 @@ def redraw_full_names(
     # The released names that spell an identifier, found over the release alone (a parallel
     # scan; almost always none); only their rows are then paired with their originals (a
     # positional join runs on one thread).
+    spellable = spellable or spellable_identifiers(con, avoid, name.separator)
     clashing = con.execute(
         f"SELECT DISTINCT [{released_parts}] FROM {release}.raw.{t} r "
-        f"WHERE {not_null} AND (lower({composite}) IN (SELECT lv FROM {avoid}) "
-        f"OR lower({family_first}) IN (SELECT lv FROM {avoid}))"
+        f"WHERE {not_null} AND (lower({composite}) IN (SELECT lv FROM {spellable}) "
+        f"OR (regexp_matches({family_first}, '{UNSEGMENTED_SQL}') "
+        f"AND lower({family_first}) IN (SELECT lv FROM {spellable})))"
     ).fetchall()
     rows: list[tuple[list[str], list[str]]] = []
     if clashing:
@@ -486,6 +492,18 @@ def redraw_full_names(
     if chosen:
         _apply_redraws(con, name, chosen, source, release)
     return len(chosen)
+
+
+def spellable_identifiers(con: duckdb.DuckDBPyConnection, avoid: str, separator: str) -> str:
+    """The identifiers of ``avoid`` a full name joined by ``separator`` can spell, as the
+    leak scan spells composites: with the separator inside, or (family name first, unspaced)
+    in an unsegmented script. A work table beside ``avoid``."""
+    table = f"{avoid}_spellable_{hashlib.sha256(separator.encode()).hexdigest()[:8]}"
+    con.execute(
+        f"CREATE OR REPLACE TABLE {table} AS SELECT lv FROM {avoid} "
+        f"WHERE contains(lv, lower({ql(separator)})) OR regexp_matches(lv, '{UNSEGMENTED_SQL}')"
+    )
+    return table
 
 
 def _composite_sql(name: FullName) -> str:

@@ -194,6 +194,7 @@ class _Pass:
         self.fake_spaces: dict[tuple[str, str], fake.FakeSpace] = {}
         self._work_seq = 0
         self.unsegmented = ""  # the identifiers' unsegmented_keys table, built with them
+        self.spellable: dict[str, str] = {}  # separator -> fake.spellable_identifiers table
 
     # ------------------------------------------------------------------ driver
 
@@ -495,8 +496,18 @@ class _Pass:
             if part is None:
                 continue
             name = fake.FullName(table, tuple(ident.columns), ident.separator, part, spaces[part])
+            if ident.separator not in self.spellable:
+                self.spellable[ident.separator] = fake.spellable_identifiers(
+                    self.con, IDENTIFIERS, ident.separator
+                )
             redrawn = fake.redraw_full_names(
-                self.con, name, key, self.policy.faker_seed, IDENTIFIERS, keys=self.unsegmented
+                self.con,
+                name,
+                key,
+                self.policy.faker_seed,
+                IDENTIFIERS,
+                keys=self.unsegmented,
+                spellable=self.spellable[ident.separator],
             )
             self.outcomes[table][part].full_name_redraws += redrawn
 
