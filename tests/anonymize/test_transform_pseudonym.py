@@ -20,7 +20,7 @@ from benchforge.anonymize.transform.pseudonym import (
     mapped_column,
     pseudonym_column,
     resolved_in_column,
-    resolved_per_column,
+    resolved_in_map,
     value_map_sql,
 )
 from benchforge.anonymize.transform.sql import SRC, TransformError
@@ -150,15 +150,20 @@ def test_forced_collisions_are_resolved_and_counted_exactly() -> None:
     assert resolved_in_column(con, _space(["t"]), "t", "v") == expected
 
 
-def test_resolved_counts_of_all_members_in_one_statement() -> None:
+def test_resolved_counts_of_each_column_from_its_value_map() -> None:
     # two members sharing the crowded K-99 shape: a referencing column holding every fifth
-    # key (some twice, lower-cased, padded) and one holding none of them
+    # key (some twice, lower-cased, padded: one canonical, several originals) and one
+    # holding none of them
     values = [f"K-{i:02d}" for i in range(40)]
     refs = [f" {v.lower()}" if i % 2 else v for i, v in enumerate(values[::5] * 2)]
     con = _con({"t": values, "u": refs, "w": ["Z-1"]})
     space = _space(["t", "u", "w"])
     build_key_space(con, space, KEY)
-    per_column = resolved_per_column(con, space)
+    per_column = {}
+    for i, (table, column) in enumerate(space.members):
+        map_table = f"work.main.map_{table}"
+        con.execute(f"CREATE TABLE {map_table} AS {value_map_sql(space, table, [(i, column)])}")
+        per_column[(table, column)] = resolved_in_map(con, map_table).get(i, 0)
     assert per_column == {m: resolved_in_column(con, space, *m) for m in space.members}
     resolved = set(
         r[0] for r in con.execute("SELECT canon FROM work.main.ps WHERE attempt > 0").fetchall()

@@ -516,29 +516,14 @@ def resolved_in_column(
     return int(row[0]) if row else 0
 
 
-def resolved_per_column(
-    con: duckdb.DuckDBPyConnection, space: KeySpace, source: str = "src"
-) -> dict[tuple[str, str], int]:
-    """:func:`resolved_in_column` of every member column, in one statement: the resolved
-    values are few, so each column's rows are only probed against them."""
-    resolved = f"{space.table}_resolved"
-    con.execute(
-        f"CREATE OR REPLACE TABLE {resolved} AS SELECT canon FROM {space.table} "
-        f"WHERE attempt > 0 OR attempt = {ENUMERATED}"
-    )
-    # one semi join above the union (one hash table of the resolved values, not one per
-    # member column); DISTINCT then count: a distinct aggregate cannot spill, a plain one can
+def resolved_in_map(con: duckdb.DuckDBPyConnection, map_table: str) -> dict[int, int]:
+    """:func:`resolved_in_column` of each column of a table from its :func:`value_map_sql`
+    (``__ci`` -> count): the map already pairs the column's originals with their space
+    entries, so no column is read again."""
     rows = con.execute(
-        "SELECT m, count(*) FROM (SELECT DISTINCT u.m, u.canon FROM ("
-        + " UNION ALL ".join(
-            f"SELECT {i} AS m, {canonical(space, qi(c))} AS canon FROM {source}.raw.{qi(t)}"
-            for i, (t, c) in enumerate(space.members)
-        )
-        + f") u SEMI JOIN {resolved} r ON u.canon = r.canon) GROUP BY m"
+        f"SELECT __ci, count(DISTINCT resolved) FROM {map_table} GROUP BY __ci"
     ).fetchall()
-    con.execute(f"DROP TABLE {resolved}")
-    counts = {int(m): int(n) for m, n in rows}
-    return {member: counts.get(i, 0) for i, member in enumerate(space.members)}
+    return {int(ci): int(n) for ci, n in rows}
 
 
 def pseudonym_column(space: KeySpace, column: str, type_: str, alias: str) -> ColumnSQL:
@@ -573,9 +558,10 @@ def _surface(space: KeySpace, v: str, p: str) -> str:
 def value_map_sql(
     space: KeySpace, table: str, columns: list[tuple[int, str]], source: str = "src"
 ) -> str:
-    """A query (``__ci``, ``v``, ``out``): for each member column of ``table`` (numbered by
-    ``__ci``), its distinct non-NULL originals ``v`` with their released text ``out`` (what
-    :func:`pseudonym_column` gives for a row holding ``v``; VARCHAR, integer spaces too).
+    """A query (``__ci``, ``v``, ``out``, ``resolved``): for each member column of ``table``
+    (numbered by ``__ci``), its distinct non-NULL originals ``v`` with their released text
+    ``out`` (what :func:`pseudonym_column` gives for a row holding ``v``; VARCHAR, integer
+    spaces too) and, when its canonical did not keep its first candidate, that canonical.
 
     The release joins a column to it on the original value itself: canonicalizing and
     re-applying the surface form run once per distinct original, not once per row, and the
@@ -584,7 +570,8 @@ def value_map_sql(
         f"SELECT {i} AS __ci, {qi(c)} AS v FROM {source}.raw.{qi(table)}" for i, c in columns
     )
     return (
-        f"SELECT d.__ci, d.v, {_surface(space, 'd.v', 'm.pseudo')} AS out "
+        f"SELECT d.__ci, d.v, {_surface(space, 'd.v', 'm.pseudo')} AS out, "
+        f"CASE WHEN m.attempt > 0 OR m.attempt = {ENUMERATED} THEN m.canon END AS resolved "
         f"FROM (SELECT DISTINCT __ci, v FROM ({needed}) WHERE v IS NOT NULL) d "
         f"JOIN {space.table} m ON m.canon = {canonical(space, 'd.v')}"
     )

@@ -288,16 +288,8 @@ class _Pass:
         for space in pseudonym.plan_key_spaces(self.policy, self.types, WORK):
             stats = pseudonym.build_key_space(self.con, space, ps_key, avoid=IDENTIFIERS)
             self.collisions += stats.collisions
-            # per-column counts only where the space resolved anything (one query otherwise)
-            resolved = self.con.execute(
-                f"SELECT count(*) FROM {space.table} "
-                f"WHERE attempt > 0 OR attempt = {pseudonym.ENUMERATED}"
-            ).fetchone()
             for t, c in space.members:
-                self.ps_spaces[(t, c)] = space
-            if resolved and resolved[0]:
-                for (t, c), n in pseudonym.resolved_per_column(self.con, space).items():
-                    self.outcomes[t][c].collisions_resolved = n
+                self.ps_spaces[(t, c)] = space  # resolved counts: from the tables' value maps
         fake_key = derive_key(self.secret, "fake")
         for fspace in fake.plan_fake_spaces(self.policy, self.types, WORK):
             fstats = fake.build_fake_space(
@@ -344,6 +336,10 @@ class _Pass:
             self.con.execute(f"CREATE OR REPLACE TABLE {work_table} AS {values}")
             for i, column in members:
                 maps[column] = f"(SELECT v, out FROM {work_table} WHERE __ci = {i})"
+            if isinstance(space, pseudonym.KeySpace):
+                resolved = pseudonym.resolved_in_map(self.con, work_table)
+                for i, column in members:
+                    self.outcomes[table][column].collisions_resolved = resolved.get(i, 0)
         return maps
 
     def _column_sql(
