@@ -255,3 +255,24 @@ def test_many_trials_starting_at_once_all_get_their_databases(server: PostgresSe
             drop_trial_database(admin, name)
     with psycopg.connect(admin, autocommit=True) as con:
         con.execute(f"DROP ROLE {role}")
+
+
+def test_a_reader_role_with_loosened_settings_is_tightened_again(server: PostgresServer) -> None:
+    """The role's settings are checked each time, not trusted because the role exists: one
+    left writable (by hand, or by an older Benchforge) gets read-only transactions back."""
+    admin = server.url()
+    role = "bf_loosened_reader"
+    ensure_reader_role(admin, role)
+    with psycopg.connect(admin, autocommit=True) as con:
+        con.execute(f"ALTER ROLE {role} SET default_transaction_read_only = off")
+        con.execute(f"ALTER ROLE {role} RESET statement_timeout")
+    name = trial_database_name("bf_loosened", "trial")
+    create_trial_database(admin, TEMPLATE, name, role=role)
+    try:
+        with psycopg.connect(reader_conninfo(admin, name, role)) as con:
+            assert con.execute("SHOW default_transaction_read_only").fetchone() == ("on",)
+            assert con.execute("SHOW statement_timeout").fetchone() == ("10min",)
+    finally:
+        drop_trial_database(admin, name)
+        with psycopg.connect(admin, autocommit=True) as con:
+            con.execute(f"DROP ROLE {role}")
