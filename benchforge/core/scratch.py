@@ -9,7 +9,9 @@ nightlies, a backfill beside a nightly). Every folder under the scratch space is
   of one key both build, the first rename wins and the other's copy is dropped;
 - **private** (:func:`private_folder`): a fresh folder per use, removed by its owner;
 - **guarded** (:func:`folder_lock`): built in place by one holder of an exclusive lock while
-  others wait (gold builds: minutes of dbt, worth not repeating).
+  others wait (gold builds: minutes of dbt, worth not repeating);
+- **shared** (:func:`shared_until_last`): used by every process holding it (the processes
+  running one run id at once), removed by the last one out.
 """
 
 from __future__ import annotations
@@ -79,3 +81,25 @@ def folder_lock(folder: Path) -> Iterator[None]:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def shared_until_last(folder: Path) -> Iterator[None]:
+    """Holds ``folder`` (which need not exist) for the block, with every other holder; the
+    last holder to leave removes it. Holders are counted by a shared ``flock`` on
+    ``<folder>.lock``, which the kernel drops with its process: a crashed holder counts no
+    more, and the next last holder removes what it left."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_name(folder.name + ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            try:
+                # exclusive only when no one else holds it; a holder starting meanwhile
+                # waits for its shared lock until the folder is gone
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pass  # another holder is still inside: it removes the folder
+            else:
+                shutil.rmtree(folder, ignore_errors=True)

@@ -11,7 +11,6 @@ flows only hand the chunks to their workers.
 from __future__ import annotations
 
 import math
-import shutil
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from benchforge.core.records import AgentLimits, LlmOptions, RunSpec
 from benchforge.core.sandbox import default_backend
+from benchforge.core.scratch import shared_until_last
 from benchforge.core.settings import BenchforgeSettings
 from benchforge.evaluation.families import get_family
 from benchforge.evaluation.tasks import LoadedTask
@@ -206,15 +206,16 @@ def planned_run(
             datasets=dataset_dirs,
             postgres_url=SecretStr(postgres_url) if postgres_url else None,
         )
-        yield RunPlan(
-            spec=spec,
-            tasks=tasks,
-            trials=trials,
-            pending=pending,
-            chunks=chunked(pending, request.chunk_size) if pending else [],
-            job=job,
-        )
-        shutil.rmtree(Path(job.scratch) / run.run_id, ignore_errors=True)
+        # other processes may run this run id at once: the last one out removes it
+        with shared_until_last(Path(job.scratch) / run.run_id):
+            yield RunPlan(
+                spec=spec,
+                tasks=tasks,
+                trials=trials,
+                pending=pending,
+                chunks=chunked(pending, request.chunk_size) if pending else [],
+                job=job,
+            )
 
 
 def primary_datasets(tasks: list[LoadedTask], dataset_dirs: dict[str, str]) -> dict[str, Path]:
