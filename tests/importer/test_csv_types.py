@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from benchforge.synthesis.importer.sources import load_csv
+from benchforge.synthesis.importer.sources import CSV_BUFFER_BYTES, load_csv
 
 ROWS = 60_000  # three times DuckDB's default sample
 
@@ -96,3 +96,20 @@ def test_the_whole_file_is_sniffed_only_when_the_sample_cannot_tell(
     reads = [s for s in recording.statements if "read_csv(" in s]
     whole = [s for s in recording.statements if "sample_size = -1" in s]
     assert (len(reads), len(whole)) == (passes, passes - 1)
+
+
+@pytest.mark.parametrize("case", ["plain text", "empty until the end"])
+def test_a_line_as_long_as_duckdb_reads_by_default_still_reads(tmp_path: Path, case: str) -> None:
+    """The read uses small buffers (:data:`CSV_BUFFER_BYTES`, for memory); a line near DuckDB's
+    default ``max_line_size`` (2 MB, which its sniffer holds to) still reads, on the one-pass
+    path and on the whole-file one."""
+    early, late, _ = CASES[case]
+    path = _write(tmp_path / "t.csv", late, early)
+    long_value = "x" * 2_000_000
+    assert len(long_value) > CSV_BUFFER_BYTES // 4
+    with path.open("a") as fh:
+        fh.write(f"{ROWS},{long_value}\n")
+    with duckdb.connect() as con:
+        load_csv(con, path, "t")
+        row = con.execute("SELECT count(*), max(length(v::VARCHAR)) FROM t").fetchone()
+    assert row == (ROWS + 1, len(long_value))
