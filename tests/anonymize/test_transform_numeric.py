@@ -14,14 +14,21 @@ import duckdb
 import pytest
 
 from benchforge.anonymize.policy.models import Perturb
-from benchforge.anonymize.transform.numeric import install_macros, perturb_column
+from benchforge.anonymize.transform.numeric import (
+    install_macros,
+    lsd_lets,
+    lsd_sql,
+    perturb_column,
+)
 from benchforge.anonymize.transform.sql import (
     KEY,
     RID,
     SRC,
+    ColumnSQL,
     TransformError,
     row_key_sql,
     uniform_sql,
+    with_lets,
 )
 
 SALT = "0123456789abcdef0123456789abcdef"
@@ -59,9 +66,10 @@ def _apply(
         work_table="work.main.helper",
         alias="h",
     )
-    source = (
+    source = with_lets(
         f"(SELECT *, rowid AS {RID}, {row_key_sql('t', key, columns)} AS {KEY} "
-        f"FROM src.raw.t t) {SRC}"
+        f"FROM src.raw.t t) {SRC}",
+        [sql],
     )
     rows = con.execute(
         f"SELECT {sql.expr} FROM {source} {' '.join(sql.joins)} ORDER BY {SRC}.{RID}"
@@ -388,3 +396,56 @@ def test_pow10_macro_is_exact_for_every_hugeint_power() -> None:
     # 123456 keeps 3 digits, the 3 below are redrawn from u at 10^3 resolution
     lsd = con.execute("SELECT anon_lsd_n(123456::HUGEINT, 3, 0.5), anon_lsd_n(42::HUGEINT, 3, 0.9)")
     assert lsd.fetchone() == (123500, 42)
+
+
+def test_the_64_bit_lsd_macro_draws_what_the_hugeint_one_draws() -> None:
+    """``anon_lsd_b`` (BIGINT, the fast path below 10^17) against ``anon_lsd_n``: every digit
+    count from 1 to 17, draws near 0 and 1 included."""
+    con = duckdb.connect()
+    install_macros(con)
+    cases = con.execute(
+        """SELECT n, u, anon_lsd_b(n, digits, u) AS fast, anon_lsd_n(n::HUGEINT, digits, u) AS ref
+           FROM (SELECT (10 ** (k % 17))::BIGINT
+                        + (k * 829348951) % (9 * (10 ** (k % 17))::BIGINT) AS n,
+                        [1e-12, 0.25, 0.5, 0.999999999999][k % 4 + 1] AS u,
+                        1 + k % 4 AS digits
+                 FROM range(400) r(k))"""
+    ).fetchall()
+    assert len(cases) == 400
+    assert {len(str(n)) for n, *_ in cases} == set(range(1, 18))
+    assert [(n, u, fast) for n, u, fast, _ in cases] == [(n, u, ref) for n, u, _, ref in cases]
+
+
+LETS_VALUES = [
+    0.0,
+    -0.0028,
+    12345.67,
+    -98765.4321,
+    5.0,
+    123456789012.5,
+    98765432109876543.0,  # >= 10^17: the HUGEINT path
+    1.234567890123,  # more than 9 decimals: the floating path
+    3.5e30,
+    None,
+]
+
+
+@pytest.mark.parametrize("share", [0.0, 0.006])
+@pytest.mark.parametrize("type_", ["DOUBLE", "INTEGER", "BIGINT", "DECIMAL(18,4)"])
+def test_lsd_as_projections_equals_the_bound_expression(type_: str, share: float) -> None:
+    """The release computes lsd as projection columns (:func:`lsd_lets`); the reference is the
+    one-expression form (:func:`lsd_sql`). Same draws, same values, to the bit."""
+    con = duckdb.connect()
+    install_macros(con)
+    bound = {"DOUBLE": 1e31, "BIGINT": 1e12, "DECIMAL(18,4)": 1e12}.get(type_, 2e9)
+    values = [v for v in LETS_VALUES if v is None or abs(v) < bound]
+    con.execute(f"CREATE TABLE t (k BIGINT, x {type_})")
+    con.executemany("INSERT INTO t VALUES (?, ?)", list(enumerate(values)))
+    u = "((hash(k) >> 11)::DOUBLE + 0.5) / 9007199254740992.0"
+    lets, expr = lsd_lets(f"{SRC}.x", type_, 3, f"{SRC}.__u", share, "p")
+    source = with_lets(f"(SELECT *, {u} AS __u FROM t) {SRC}", [ColumnSQL(expr=expr, lets=lets)])
+    got = con.execute(f"SELECT {SRC}.k, {expr} FROM {source} ORDER BY 1").fetchall()
+    ref = con.execute(f"SELECT k, {lsd_sql('x', type_, 3, u, share)} FROM t ORDER BY 1").fetchall()
+    assert len(got) == len(values)
+    assert got == ref
+    assert any(r[1] != v for r, v in zip(got, values, strict=True) if v)  # something moved

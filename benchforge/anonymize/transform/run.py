@@ -80,6 +80,7 @@ from benchforge.anonymize.transform.sql import (
     qi,
     ql,
     row_key_sql,
+    with_lets,
 )
 from benchforge.anonymize.transform.swap import build_swap, swap_column
 from benchforge.anonymize.transform.text import (
@@ -429,8 +430,10 @@ class _Pass:
         items: list[str] = []
         early: list[str] = []
         joins: dict[str, None] = {}
-        for i, column in enumerate(columns):
-            sql = self._column_sql(table, column, i, offsets, maps)
+        sqls = [
+            self._column_sql(table, column, i, offsets, maps) for i, column in enumerate(columns)
+        ]
+        for i, (column, sql) in enumerate(zip(columns, sqls, strict=True)):
             if sql.joins or sql.expr == f"{SRC}.{qi(column)}":
                 items.append(f"{sql.expr} AS {qi(column)}")
                 joins.update(dict.fromkeys(sql.joins))
@@ -441,6 +444,7 @@ class _Pass:
                 items.append(f"{SRC}.__anon_early_{i} AS {qi(column)}")
         key = row_key_sql("t", spec.primary_key, list(columns))
         source = f"(SELECT *, rowid AS {RID}, {key} AS {KEY} FROM src.raw.{qi(table)} t) {SRC}"
+        source = with_lets(source, sqls)
         if early:
             source = f"(SELECT {SRC}.*, {', '.join(early)} FROM {source}) {SRC}"
         inner = f"SELECT {', '.join(items)}, {SRC}.{RID} AS {RID} FROM {source} {' '.join(joins)}"

@@ -188,7 +188,25 @@ def is_temporal(type_: str) -> bool:
 @dataclass
 class ColumnSQL:
     """How one released column is computed in its table's SELECT: an expression over the
-    source row (alias :data:`SRC`, with :data:`KEY` available) and the LEFT JOINs it needs."""
+    source row (alias :data:`SRC`, with :data:`KEY` available) and the LEFT JOINs it needs.
+
+    ``lets`` are (name, expression) pairs the expression reads as ``s.<name>``: each computed
+    once per source row, in order (one may read the earlier ones), in projections over the
+    source before any join (:func:`with_lets`). Names are unique within a table. A projection
+    column costs DuckDB far less than :func:`bind`'s one-element lambda (lsd over 3 M doubles:
+    2.5 s bound, 1.2 s as projections)."""
 
     expr: str
     joins: list[str] = field(default_factory=list)
+    lets: list[tuple[str, str]] = field(default_factory=list)
+
+
+def with_lets(source: str, columns: list[ColumnSQL]) -> str:
+    """``source`` (a relation aliased :data:`SRC`) with every column's ``lets`` added, level
+    by level: the i-th let of every column in the i-th projection."""
+    depth = max((len(c.lets) for c in columns), default=0)
+    for level in range(depth):
+        lets = [c.lets[level] for c in columns if level < len(c.lets)]
+        items = [f"{expr} AS {name}" for name, expr in lets]
+        source = f"(SELECT {SRC}.*, {', '.join(items)} FROM {source}) {SRC}"
+    return source
