@@ -70,21 +70,26 @@ def offset_from_index(index_sql: str, rule: ShiftDates) -> str:
 def build_offsets(
     con: duckdb.DuckDBPyConnection,
     work_table: str,
-    source_table: str,
+    source_tables: str | list[str],
     entity: str,
     rule: ShiftDates,
     key: bytes,
 ) -> None:
-    """The offset of every distinct canonical entity value of one source table (nothing to
-    build when the rule only coarsens)."""
+    """The offset of every distinct canonical entity value of the source tables (nothing to
+    build when the rule only coarsens). An entity's offset depends on its value, the rule and
+    the key only, so one table serves every source table the rule shifts."""
     if rule.max_days == 0:
         return
+    tables = [source_tables] if isinstance(source_tables, str) else source_tables
+    entities = " UNION ALL ".join(
+        f"SELECT {canonical_sql(qi(entity))} AS canon FROM {table}" for table in tables
+    )
     index = f"{hex_int_sql('h', 1, 15)} % {_choices(rule)}"
     con.execute(
         f"""CREATE OR REPLACE TABLE {work_table} AS
             SELECT canon, {offset_from_index(index, rule)} AS days
             FROM (SELECT canon, {hmac_sql(key, "canon")} AS h
-                  FROM (SELECT DISTINCT {canonical_sql(qi(entity))} AS canon FROM {source_table})
+                  FROM (SELECT DISTINCT canon FROM ({entities}))
                   WHERE canon IS NOT NULL)"""
     )
 

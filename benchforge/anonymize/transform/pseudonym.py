@@ -251,13 +251,13 @@ def _shape(space: KeySpace) -> str:
 
 def _fixed_point(space: KeySpace) -> str:
     """Values with nothing to replace (empty, punctuation only, or a bare prefix) map to
-    themselves: there is no other value of their shape."""
+    themselves: there is no other value of their shape. Over :func:`_shape`'s columns (its
+    ``rest``: the value after the prefix)."""
     if space.integer:
         return "false"
     if space.rule.format == "hex":
         return "canon = ''"
-    rest = f"substr(canon, {_prefix_len(space.rule, 'canon')} + 1)"
-    return f"canon = '' OR NOT regexp_matches({rest}, '[0-9A-Za-z]|[^\\x00-\\x7F]')"
+    return "canon = '' OR NOT regexp_matches(rest, '[0-9A-Za-z]|[^\\x00-\\x7F]')"
 
 
 # ---------------------------------------------------------------- building a key space

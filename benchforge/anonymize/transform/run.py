@@ -196,6 +196,7 @@ class _Pass:
         self._work_seq = 0
         self.unsegmented = ""  # the identifiers' unsegmented_keys table, built with them
         self.spellable: dict[str, str] = {}  # separator -> fake.spellable_identifiers table
+        self.offsets: dict[str, str] = {}  # shift_dates rule -> its entity offsets table
 
     # ------------------------------------------------------------------ driver
 
@@ -377,18 +378,7 @@ class _Pass:
                 source_key_columns=spec.primary_key,
             )
         if isinstance(rule, ShiftDates):
-            sig = rule.model_dump_json()
-            if sig not in offsets:
-                offsets[sig] = self._work_table("offsets")
-                dates.build_offsets(
-                    self.con,
-                    offsets[sig],
-                    f"src.raw.{qi(table)}",
-                    rule.entity,
-                    rule,
-                    derive_key(self.secret, "shift_dates"),
-                )
-            work_table = offsets[sig]
+            work_table = self._offsets(rule)
             return dates.shift_column(
                 column,
                 type_,
@@ -421,6 +411,25 @@ class _Pass:
             return ColumnSQL(expr=f"CAST(NULL AS {type_})")
         # keep; derive, generalize and scrub start from the source value and are applied later
         return ColumnSQL(expr=f"{SRC}.{qi(column)}")
+
+    def _offsets(self, rule: ShiftDates) -> str:
+        """The entity offsets of one shift_dates rule, built once over every table it shifts
+        (:func:`~benchforge.anonymize.transform.dates.build_offsets`)."""
+        sig = rule.model_dump_json()
+        if sig not in self.offsets:
+            self.offsets[sig] = self._work_table("offsets")
+            tables = sorted(
+                {t for t, _, spec in self.policy.columns_with("shift_dates") if spec.rule == rule}
+            )
+            dates.build_offsets(
+                self.con,
+                self.offsets[sig],
+                [f"src.raw.{qi(t)}" for t in tables],
+                rule.entity,
+                rule,
+                derive_key(self.secret, "shift_dates"),
+            )
+        return self.offsets[sig]
 
     def _build_table(self, table: str) -> None:
         spec = self.policy.tables[table]
