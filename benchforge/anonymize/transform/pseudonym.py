@@ -569,8 +569,13 @@ def value_map_sql(
     needed = " UNION ALL ".join(
         f"SELECT {i} AS __ci, {qi(c)} AS v FROM {source}.raw.{qi(table)}" for i, c in columns
     )
+    surface = _surface(space, "d.v", "m.pseudo")
+    if not space.integer and space.rule.case_insensitive:
+        # an original already in canonical form (unpadded upper case: most keys) needs no
+        # case or padding check: the pseudonym as it is
+        surface = f"CASE WHEN d.v = m.canon THEN m.pseudo ELSE {surface} END"
     return (
-        f"SELECT d.__ci, d.v, {_surface(space, 'd.v', 'm.pseudo')} AS out, "
+        f"SELECT d.__ci, d.v, {surface} AS out, "
         f"CASE WHEN m.attempt > 0 OR m.attempt = {ENUMERATED} THEN m.canon END AS resolved "
         f"FROM (SELECT DISTINCT __ci, v FROM ({needed}) WHERE v IS NOT NULL) d "
         f"JOIN {space.table} m ON m.canon = {canonical(space, 'd.v')}"
