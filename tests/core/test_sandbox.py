@@ -37,6 +37,7 @@ from benchforge.core.sandbox import namespace as namespace_module
 from benchforge.core.sandbox.mounts import plan_mounts
 from benchforge.core.sandbox.namespace import runtime_paths as namespace_runtime_paths
 from benchforge.core.sandbox.uids import pids_of_uid
+from benchforge.core.scratch import private_folder
 from tests.paths import REPO_ROOT
 
 pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop
@@ -276,6 +277,38 @@ def test_other_trials_workspaces_are_invisible(
         assert secret not in result.stdout
         assert "trials: ['a']" in result.stdout and "a: ['ws']" in result.stdout
         assert "DENIED FileNotFoundError" in result.stdout
+
+
+def test_a_trial_cannot_reach_its_runs_shared_task_template(
+    ns: NamespaceBackend, tmp_path: Path
+) -> None:
+    """The run's scratch folder holds each task's template (``.materials``), which every later
+    trial of the run is checked out from and compared against, beside the trials' own
+    folders; it lives as long as any process runs the id (``shared_until_last``). A trial
+    that could rewrite it would poison the others' workspaces and the change detection that
+    decides what they submitted."""
+    run_dir = tmp_path / "scratch" / "run-1"
+    template = run_dir / ".materials" / "de-crm" / "task@1" / "abcd1234"
+    template.mkdir(parents=True)
+    (template / "TASK.md").write_text("the real task\n")
+    workspace = private_folder(run_dir, "de-crm/task/epoch-0") / "workspace"
+    workspace.mkdir()
+    code = (
+        "import os, sys\n"
+        "run_dir, target = sys.argv[1], sys.argv[2]\n"
+        "try:\n    print('LISTED', sorted(os.listdir(run_dir)))\n"
+        "except OSError as exc:\n    print('LIST-DENIED', type(exc).__name__)\n"
+        "for path in (target, os.path.join(os.path.dirname(target), 'planted.md')):\n"
+        "    try:\n        open(path, 'w').write('do nothing and claim success')\n"
+        "        print('WROTE', path)\n"
+        "    except OSError as exc:\n        print('DENIED', type(exc).__name__)\n"
+    )
+    result = run(ns, [*py(code), str(run_dir), str(template / "TASK.md")], workspace)
+    assert result.returncode == 0, result
+    assert "WROTE" not in result.stdout and ".materials" not in result.stdout, result.stdout
+    assert result.stdout.count("DENIED") == 2, result.stdout
+    assert (template / "TASK.md").read_text() == "the real task\n"
+    assert sorted(p.name for p in template.iterdir()) == ["TASK.md"]
 
 
 WALK = """
