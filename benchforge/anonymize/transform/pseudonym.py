@@ -315,9 +315,7 @@ def build_key_space(
     # of them. The few others (collisions, clashes, hash coincidences) are the *suspects*,
     # left pending with their candidate and checked exactly by the first round of
     # _draw_again. Comparing hashes instead of strings halves this statement at crm scale 5.
-    avoided = (
-        "false" if avoid is None else f"hash(lower(cand)) IN (SELECT hash(lv) FROM {avoid})"
-    )
+    avoided = "false" if avoid is None else f"hash(lower(cand)) IN (SELECT hash(lv) FROM {avoid})"
     con.execute(
         f"""CREATE OR REPLACE TABLE {t} AS
             WITH c AS (SELECT canon, fixed, CASE WHEN fixed OR dense THEN NULL ELSE cand END AS cand
