@@ -97,6 +97,7 @@ IDENTIFIERS = f"{WORK}.identifiers"
 # A pure number of fewer digits identifies nobody (the report's leak scan uses the same floor)
 HOME = "memory.main"
 SCRUB_BATCH_ROWS = 65_536
+DENY_QUERY_THREADS = 2
 ProgressFn = Callable[[ProgressEvent], None]
 
 
@@ -638,17 +639,28 @@ class _Pass:
             + f") u SEMI JOIN {hot} h ON u.lo = h.lv"
         ).fetchall()
         found = {int(r[0]) for r in hits}
-        for i, (table, original, released, where, _) in enumerate(entries):
-            if i not in found:
-                continue
-            for o, r in self.con.execute(
-                f"SELECT DISTINCT {original} AS o, {released} FROM src.raw.{qi(table)} s "
-                f"POSITIONAL JOIN rel.raw.{qi(table)} r WHERE {where} "
-                f"AND lower(o) IN (SELECT lv FROM {hot}) AND {may_match} ORDER BY 1, 2"
-            ).fetchall():
-                deny.setdefault(o, r)
-                for spelling, replacement in unsegmented_spellings(o, r):
-                    deny.setdefault(spelling, replacement)
+
+        def pairs(entry: tuple[str, str, str, str, str]) -> list[tuple[str, str]]:
+            table, original, released, where, _ = entry
+            con = self.con.cursor()
+            try:
+                return con.execute(
+                    f"SELECT DISTINCT {original} AS o, {released} FROM src.raw.{qi(table)} s "
+                    f"POSITIONAL JOIN rel.raw.{qi(table)} r WHERE {where} "
+                    f"AND lower(o) IN (SELECT lv FROM {hot}) AND {may_match} ORDER BY 1, 2"
+                ).fetchall()
+            finally:
+                con.close()
+
+        # a positional join runs on one thread: two at a time fill two cores; merged in entry
+        # order, so the first entry to list an original still gives its replacement
+        with ThreadPoolExecutor(max_workers=DENY_QUERY_THREADS) as pool:
+            listed = pool.map(pairs, [e for i, e in enumerate(entries) if i in found])
+            for rows in listed:
+                for o, r in rows:
+                    deny.setdefault(o, r)
+                    for spelling, replacement in unsegmented_spellings(o, r):
+                        deny.setdefault(spelling, replacement)
         return deny
 
     def _text_vocabulary(self) -> str:
