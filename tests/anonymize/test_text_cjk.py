@@ -106,3 +106,16 @@ def test_the_release_has_no_leak_and_an_unscrubbed_one_has_six(
     # three CJK names written family name first, three companies; 'John Smith' and
     # 'Johnson Holdings' in the Latin note too
     assert scan.leaked_identifiers == 8
+
+
+def test_the_sql_script_test_agrees_with_python_on_ascii_accents_and_each_script() -> None:
+    from benchforge.anonymize.transform.text import is_unsegmented, unsegmented_sql
+
+    texts = ["", "Smith", "Öberg", "Ñandú 42", "田中太郎", "Smithさん", "สมชาย", "김민준", "ｶﾀｶﾅ"]
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t AS SELECT * FROM unnest(?::VARCHAR[]) WITH ORDINALITY u(v, i)", [texts]
+    )
+    got = [r[0] for r in con.execute(f"SELECT {unsegmented_sql('v')} FROM t ORDER BY i").fetchall()]
+    assert got == [is_unsegmented(t) for t in texts]
+    assert got == [False, False, False, False, True, True, True, True, True]

@@ -66,7 +66,11 @@ from benchforge.anonymize.transform.sql import (
     qi,
     ql,
 )
-from benchforge.anonymize.transform.text import UNSEGMENTED_RANGES, UNSEGMENTED_SQL
+from benchforge.anonymize.transform.text import (
+    UNSEGMENTED_RANGES,
+    UNSEGMENTED_SQL,
+    unsegmented_sql,
+)
 
 _UNSEGMENTED = re.compile(f"[{UNSEGMENTED_RANGES}]")
 MAX_ROUNDS = 50
@@ -264,7 +268,7 @@ def unsegmented_keys(con: duckdb.DuckDBPyConnection, avoid: str) -> str:
         f"""CREATE OR REPLACE TABLE {table} AS
             SELECT DISTINCT key, substr(key, 1, 2) AS head, length(key) AS len
             FROM (SELECT regexp_replace(lv, '\\s+', '', 'g') AS key FROM {avoid}
-                  WHERE regexp_matches(lv, '{UNSEGMENTED_SQL}'))
+                  WHERE {unsegmented_sql("lv")})
             WHERE length(key) >= 2"""
     )
     return table
@@ -281,7 +285,7 @@ def clashing_sql(candidates: str, avoid: str, keys: str) -> str:
         WHERE lower(trim(c.value)) IN (SELECT lv FROM {avoid})
         UNION
         SELECT c.* FROM ({candidates}) c
-        WHERE regexp_matches(c.value, '{UNSEGMENTED_SQL}') AND EXISTS (
+        WHERE {unsegmented_sql("c.value")} AND EXISTS (
             SELECT 1 FROM (SELECT unnest(range(1, length(c.value))) AS i) pos
             JOIN {keys} k ON substr(lower(c.value), pos.i, 2) = k.head
             WHERE substr(lower(c.value), pos.i, k.len) = k.key)"""
@@ -501,7 +505,7 @@ def spellable_identifiers(con: duckdb.DuckDBPyConnection, avoid: str, separator:
     table = f"{avoid}_spellable_{hashlib.sha256(separator.encode()).hexdigest()[:8]}"
     con.execute(
         f"CREATE OR REPLACE TABLE {table} AS SELECT lv FROM {avoid} "
-        f"WHERE contains(lv, lower({ql(separator)})) OR regexp_matches(lv, '{UNSEGMENTED_SQL}')"
+        f"WHERE contains(lv, lower({ql(separator)})) OR {unsegmented_sql('lv')}"
     )
     return table
 

@@ -89,6 +89,7 @@ from benchforge.anonymize.transform.text import (
     Scrubber,
     long_enough_sql,
     unsegmented_spellings,
+    unsegmented_sql,
 )
 from benchforge.core.progress import ProgressEvent, RowsGenerated
 
@@ -588,7 +589,7 @@ class _Pass:
             f"{long_enough_sql('o')} "
             f"AND NOT ({short_number_sql('o')}) "
             f"AND (regexp_extract(lower(o), '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
-            f"OR regexp_matches(o, '{UNSEGMENTED_SQL}'))"
+            f"OR {unsegmented_sql('o')})"
         )
         # (table, original over s, released over r, condition, its part over s alone)
         entries: list[tuple[str, str, str, str, str]] = []
@@ -626,7 +627,7 @@ class _Pass:
         self.con.execute(
             f"CREATE OR REPLACE TABLE {hot} AS SELECT lv FROM {IDENTIFIERS} "
             f"WHERE regexp_extract(lv, '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
-            f"OR regexp_matches(lv, '{UNSEGMENTED_SQL}')"
+            f"OR {unsegmented_sql('lv')}"
         )
         # one semi join above the union: one hash table of the candidates, not one per entry
         hits = self.con.execute(

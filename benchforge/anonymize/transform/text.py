@@ -63,6 +63,13 @@ UNSEGMENTED_SQL = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}]"
 """The same scripts as a DuckDB (RE2) character class."""
 
 
+def unsegmented_sql(expr: str) -> str:
+    """DuckDB SQL: whether ``expr`` holds a character of :data:`UNSEGMENTED_SQL`; an ASCII text
+    (as many bytes as characters) skips the regular expression (crm scale 5: 0.35 s -> 0.08 s
+    over the 6.3 M identifiers)."""
+    return f"(strlen({expr}) <> length({expr}) AND regexp_matches({expr}, '{UNSEGMENTED_SQL}'))"
+
+
 def is_unsegmented(text: str) -> bool:
     """Whether ``text`` contains a character of a script written without spaces."""
     return _UNSEGMENTED_CHAR.search(text) is not None
