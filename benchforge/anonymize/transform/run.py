@@ -34,6 +34,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -175,6 +176,22 @@ def warehouse_types(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, d
     return out
 
 
+@dataclass(frozen=True)
+class _IdentifierSource:
+    """One spelling of original direct identifiers: the leak scan's, and what the deny-list
+    maps to the released spelling."""
+
+    table: str
+    original: str  # over the source row ``s``
+    released: str | None  # over the released row ``r``; None: not replaced (not deny-listed)
+    src_where: str  # the source row holds one (over ``s``)
+    both_where: str | None = None  # both rows hold one (over ``s`` and ``r``); else src_where
+
+    @property
+    def where(self) -> str:
+        return self.both_where or self.src_where
+
+
 class _Pass:
     def __init__(
         self,
@@ -200,6 +217,7 @@ class _Pass:
         self.unsegmented = ""  # the identifiers' unsegmented_keys table, built with them
         self.spellable: dict[str, str] = {}  # separator -> fake.spellable_identifiers table
         self.offsets: dict[str, str] = {}  # shift_dates rule -> its entity offsets table
+        self.identifier_masks = 0  # UBIGINT bit-set columns of the identifier set (m0, ...)
 
     # ------------------------------------------------------------------ driver
 
@@ -272,42 +290,85 @@ class _Pass:
 
     # ------------------------------------------------------------------ 1. key spaces
 
-    def _build_identifier_set(self) -> None:
-        """``work.identifiers(lv)``: the lower-cased original direct identifiers (the leak
-        scan's set, :func:`benchforge.anonymize.policy.identifiers.is_direct_identifier` plus
-        composite identifiers, also family name first in an unsegmented script), which no
-        pseudonym or fake may equal (nor, in an unsegmented script, contain:
-        :func:`~benchforge.anonymize.transform.fake.clashing_sql`)."""
-        selects = []
+    def _identifier_sources(self) -> list[_IdentifierSource]:
+        """Every spelling of an original direct identifier, in policy order: each direct
+        identifier column, then each composite identifier (and, of several parts, its family
+        name first, unspaced, as the leak scan spells it in an unsegmented script)."""
+        sources: list[_IdentifierSource] = []
         for table, spec in self.policy.tables.items():
             for column, col in spec.columns.items():
-                if is_direct_identifier(col):
-                    selects.append(
-                        f"SELECT trim(CAST({qi(column)} AS VARCHAR)) AS v FROM src.raw.{qi(table)}"
-                    )
-            for ident in spec.identifiers:
-                parts = [f"trim(CAST({qi(c)} AS VARCHAR))" for c in ident.columns]
-                not_null = " AND ".join(f"{qi(c)} IS NOT NULL" for c in ident.columns)
-                selects.append(
-                    f"SELECT concat_ws({ql(ident.separator)}, {', '.join(parts)}) AS v "
-                    f"FROM src.raw.{qi(table)} WHERE {not_null}"
+                if not is_direct_identifier(col):
+                    continue
+                c = f"CAST({{}}.{qi(column)} AS VARCHAR)"
+                original, released = f"trim({c.format('s')})", f"trim({c.format('r')})"
+                if col.rule.rule == "suppress":
+                    released = "'<REDACTED>'"
+                where = f"s.{qi(column)} IS NOT NULL"
+                replaced = col.rule.rule in ("pseudonymize", "fake", "suppress")
+                sources.append(
+                    _IdentifierSource(table, original, released if replaced else None, where)
                 )
-                if len(parts) > 1:  # family name first, unspaced, as the leak scan spells it
-                    family_first = f"concat({', '.join(reversed(parts))})"
-                    selects.append(
-                        f"SELECT {family_first} AS v FROM src.raw.{qi(table)} WHERE {not_null} "
-                        f"AND regexp_matches({family_first}, '{UNSEGMENTED_SQL}')"
-                    )
-        union = " UNION ALL ".join(selects) or "SELECT NULL::VARCHAR AS v WHERE false"
+            for ident in spec.identifiers:
+                sep = ql(ident.separator)
+                cols = [qi(c) for c in ident.columns]
+                original = f"concat_ws({sep}, {', '.join(f'trim(s.{c}::VARCHAR)' for c in cols)})"
+                released = f"concat_ws({sep}, {', '.join(f'trim(r.{c}::VARCHAR)' for c in cols)})"
+                src_where = " AND ".join(f"s.{c} IS NOT NULL" for c in cols)
+                both = " AND ".join(f"s.{c} IS NOT NULL AND r.{c} IS NOT NULL" for c in cols)
+                sources.append(_IdentifierSource(table, original, released, src_where, both))
+                if len(cols) > 1:
+                    first, first_released = _family_name_first(cols, ident.separator)
+                    sources.append(_IdentifierSource(table, first, first_released, src_where, both))
+        return sources
+
+    def _build_identifier_set(self) -> None:
+        """``work.identifiers(lv, m0, ...)``: the lower-cased original direct identifiers (the
+        leak scan's set, :func:`benchforge.anonymize.policy.identifiers.is_direct_identifier`
+        plus composite identifiers, also family name first in an unsegmented script), which no
+        pseudonym or fake may equal (nor, in an unsegmented script, contain:
+        :func:`~benchforge.anonymize.transform.fake.clashing_sql`).
+
+        When free text is scrubbed with a deny-list, ``m0, m1, ...`` (UBIGINT bit sets, 64
+        entries each) say which deny-list entries (:meth:`_deny_entries`, numbered) spell each
+        identifier: the deny-list later finds the entries worth reading from here instead of
+        reading every identifier column again."""
+        sources = self._identifier_sources()
+        entries = self._deny_entries(sources)
+        entry_of = {id(e): i for i, e in enumerate(entries)}
+        masks = (len(entries) + 63) // 64 if self._deny_listing() else 0
+        selects = []
+        for source in sources:
+            i = entry_of.get(id(source))
+            bits = [
+                f"{1 << (i % 64) if i is not None and i // 64 == m else 0}::UBIGINT AS m{m}"
+                for m in range(masks)
+            ]
+            selects.append(
+                f"SELECT {', '.join([f'{source.original} AS v', *bits])} "
+                f"FROM src.raw.{qi(source.table)} s WHERE {source.src_where}"
+            )
+        empty = ", ".join(["NULL::VARCHAR AS v", *(f"0::UBIGINT AS m{m}" for m in range(masks))])
+        union = " UNION ALL ".join(selects) or f"SELECT {empty} WHERE false"
+        aggregates = "".join(f", bit_or(m{m}) AS m{m}" for m in range(masks))
         # One aggregate over the filtered rows: both filters are cheap per row (a length, and a
         # CASE whose regular expressions run on number-like values only), cheaper than a first
         # aggregate of distinct spellings to filter.
         self.con.execute(
             f"""CREATE OR REPLACE TABLE {IDENTIFIERS} AS
-                SELECT DISTINCT lower(v) AS lv FROM ({union})
-                WHERE v IS NOT NULL AND {long_enough_sql("v")} AND NOT ({short_number_sql("v")})"""
+                SELECT lower(v) AS lv{aggregates} FROM ({union})
+                WHERE v IS NOT NULL AND {long_enough_sql("v")} AND NOT ({short_number_sql("v")})
+                GROUP BY lv"""
         )
+        self.identifier_masks = masks
         self.unsegmented = fake.unsegmented_keys(self.con, IDENTIFIERS)
+
+    def _deny_listing(self) -> bool:
+        return any(rule.deny_list for _, _, rule in self._scrub_columns())
+
+    @staticmethod
+    def _deny_entries(sources: list[_IdentifierSource]) -> list[_IdentifierSource]:
+        """The identifier spellings the deny-list maps to a replacement (the replaced ones)."""
+        return [source for source in sources if source.released is not None]
 
     def _build_spaces(self) -> None:
         ps_key = derive_key(self.secret, "pseudonymize")
@@ -591,63 +652,40 @@ class _Pass:
             f"AND (regexp_extract(lower(o), '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
             f"OR {unsegmented_sql('o')})"
         )
-        # (table, original over s, released over r, condition, its part over s alone)
-        entries: list[tuple[str, str, str, str, str]] = []
-        for table, spec in self.policy.tables.items():
-            for column, col in spec.columns.items():
-                if not is_direct_identifier(col):
-                    continue
-                c = f"CAST({{}}.{qi(column)} AS VARCHAR)"
-                original, released = f"trim({c.format('s')})", f"trim({c.format('r')})"
-                if col.rule.rule == "suppress":
-                    released = "'<REDACTED>'"
-                elif col.rule.rule not in ("pseudonymize", "fake"):
-                    continue
-                where = f"s.{qi(column)} IS NOT NULL"
-                entries.append((table, original, released, where, where))
-            for ident in spec.identifiers:
-                sep = ql(ident.separator)
-                cols = [qi(c) for c in ident.columns]
-                original = f"concat_ws({sep}, {', '.join(f'trim(s.{c}::VARCHAR)' for c in cols)})"
-                released = f"concat_ws({sep}, {', '.join(f'trim(r.{c}::VARCHAR)' for c in cols)})"
-                where = " AND ".join(f"s.{c} IS NOT NULL AND r.{c} IS NOT NULL" for c in cols)
-                src_where = " AND ".join(f"s.{c} IS NOT NULL" for c in cols)
-                entries.append((table, original, released, where, src_where))
-                if len(cols) > 1:
-                    first, first_released = _family_name_first(cols, ident.separator)
-                    entries.append((table, first, first_released, where, src_where))
+        entries = self._deny_entries(self._identifier_sources())
         if not entries:
             return deny
         # Every original here is a spelling of the identifier set (lower-cased, filtered like
         # above), so the identifiers that may match, found once over that distinct set, are a
-        # cheap necessary condition: one parallel pass over the sources finds the entries
-        # with any such original (most key columns have none); only those read the release
-        # beside their source (a positional join, one thread).
+        # cheap necessary condition; the set's bit sets name the entries with any such
+        # original (most key columns have none); only those read the release beside their
+        # source (a positional join, one thread).
         hot = f"{WORK}.deny_candidates"
+        masks = "".join(f", m{m}" for m in range(self.identifier_masks))
         self.con.execute(
-            f"CREATE OR REPLACE TABLE {hot} AS SELECT lv FROM {IDENTIFIERS} "
+            f"CREATE OR REPLACE TABLE {hot} AS SELECT lv{masks} FROM {IDENTIFIERS} "
             f"WHERE regexp_extract(lv, '[a-z0-9]+') IN (SELECT tok FROM {vocabulary}) "
             f"OR {unsegmented_sql('lv')}"
         )
-        # one semi join above the union: one hash table of the candidates, not one per entry
-        hits = self.con.execute(
-            "SELECT DISTINCT u.e FROM ("
-            + " UNION ALL ".join(
-                f"SELECT {i} AS e, lower({original}) AS lo FROM src.raw.{qi(table)} s "
-                f"WHERE {src_where}"
-                for i, (table, original, _, _, src_where) in enumerate(entries)
-            )
-            + f") u SEMI JOIN {hot} h ON u.lo = h.lv"
-        ).fetchall()
-        found = {int(r[0]) for r in hits}
+        found: set[int] = set()
+        if self.identifier_masks:
+            row = self.con.execute(
+                "SELECT "
+                + ", ".join(f"coalesce(bit_or(m{m}), 0)" for m in range(self.identifier_masks))
+                + f" FROM {hot}"
+            ).fetchone()
+            assert row is not None
+            found = {
+                64 * m + bit for m, bits in enumerate(row) for bit in range(64) if bits >> bit & 1
+            }
 
-        def pairs(entry: tuple[str, str, str, str, str]) -> list[tuple[str, str]]:
-            table, original, released, where, _ = entry
+        def pairs(entry: _IdentifierSource) -> list[tuple[str, str]]:
             con = self.con.cursor()
             try:
                 return con.execute(
-                    f"SELECT DISTINCT {original} AS o, {released} FROM src.raw.{qi(table)} s "
-                    f"POSITIONAL JOIN rel.raw.{qi(table)} r WHERE {where} "
+                    f"SELECT DISTINCT {entry.original} AS o, {entry.released} "
+                    f"FROM src.raw.{qi(entry.table)} s "
+                    f"POSITIONAL JOIN rel.raw.{qi(entry.table)} r WHERE {entry.where} "
                     f"AND lower(o) IN (SELECT lv FROM {hot}) AND {may_match} ORDER BY 1, 2"
                 ).fetchall()
             finally:
