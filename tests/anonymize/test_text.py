@@ -15,6 +15,7 @@ from benchforge.anonymize.policy.models import Scrub
 from benchforge.anonymize.transform import text as text_module
 from benchforge.anonymize.transform.text import (
     MIN_IDENTIFIER_LENGTH,
+    DenyAutomaton,
     Scrubber,
     iban_valid,
     luhn_valid,
@@ -75,6 +76,20 @@ def test_short_identifiers_are_never_deny_listed() -> None:
     out, hits = scrub(["Bo went home"])
     assert out == ["Bo went home"]
     assert hits == Counter()
+
+
+def test_scrubbers_sharing_one_built_deny_list_scrub_as_with_their_own() -> None:
+    built = DenyAutomaton(DENY)
+    texts = pa.array(["Call Jane Smith at jane.smith@corp.com (acc-0001)", "Bo", None])
+    for rule in (Scrub(), Scrub(patterns=[])):
+        shared, shared_hits = Scrubber(rule, built).scrub(texts)
+        own, own_hits = Scrubber(rule, DENY).scrub(texts)
+        assert shared.to_pylist() == own.to_pylist()
+        assert shared_hits == own_hits and shared_hits["deny_list"] == 3
+    assert Scrubber(Scrub(), built).deny_list_size == 5
+    assert Scrubber(Scrub(deny_list=False), built).deny_list_size == 0
+    out, _ = Scrubber(Scrub(deny_list=False, patterns=[]), built).scrub(texts)
+    assert out.to_pylist() == texts.to_pylist()
 
 
 def test_nulls_empty_strings_and_type_are_kept() -> None:

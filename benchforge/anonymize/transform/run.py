@@ -87,6 +87,7 @@ from benchforge.anonymize.transform.sql import (
 from benchforge.anonymize.transform.swap import build_swap, swap_column
 from benchforge.anonymize.transform.text import (
     UNSEGMENTED_SQL,
+    DenyAutomaton,
     Scrubber,
     long_enough_sql,
     unsegmented_spellings,
@@ -733,14 +734,16 @@ class _Pass:
         if not scrub_columns:
             return
         left = Counter(t for t, _, _ in scrub_columns)
-        deny = self._deny_list() if any(r.deny_list for _, _, r in scrub_columns) else {}
+        deny = DenyAutomaton(
+            self._deny_list() if any(r.deny_list for _, _, r in scrub_columns) else {}
+        )
         scrubbers: dict[str, Scrubber] = {}
         for table, column, rule in scrub_columns:
             if not is_text(self.types[table][column]):
                 raise TransformError(f"{table}.{column}: scrub needs a VARCHAR column")
             sig = rule.model_dump_json()
             if sig not in scrubbers:
-                scrubbers[sig] = Scrubber(rule, deny if rule.deny_list else {})
+                scrubbers[sig] = Scrubber(rule, deny)  # the rule says if it uses the deny-list
                 self.deny_size = max(self.deny_size, scrubbers[sig].deny_list_size)
             started = time.perf_counter()
             hits = self._scrub_column(table, column, scrubbers[sig])

@@ -280,26 +280,14 @@ class _Span:
     replacement: str
 
 
-class Scrubber:
-    """Scrubs a batch of texts with one rule and one deny-list; build it once per column (the
-    automaton is built in the constructor) and call :meth:`scrub` on each batch."""
+class DenyAutomaton:
+    """The deny-list as one Aho-Corasick automaton over its lower-cased identifiers; built once
+    (crm scale 5: ~0.8 s for 250 k identifiers) and shared by every :class:`Scrubber` whose rule
+    uses the same deny-list."""
 
-    def __init__(self, rule: Scrub, deny: Mapping[str, str]):
-        self.rule = rule
-        self.patterns: tuple[PatternKind, ...] = tuple(
-            kind for kind in PATTERN_ORDER if kind in rule.patterns
-        )
-        self._entries: list[_Entry] = []
-        self._automaton: ahocorasick.Automaton | None = None
-        if rule.deny_list:
-            self._build_automaton(deny)
-
-    @property
-    def deny_list_size(self) -> int:
-        """Distinct (case-insensitive) identifiers in the automaton."""
-        return len(self._entries)
-
-    def _build_automaton(self, deny: Mapping[str, str]) -> None:
+    def __init__(self, deny: Mapping[str, str]):
+        self.entries: list[_Entry] = []
+        self.automaton: ahocorasick.Automaton | None = None
         originals = sorted(
             {
                 key.strip(): value
@@ -320,10 +308,32 @@ class Scrubber:
             # Default for an unseen spelling: the replacement of the first spelling in sort
             # order, so the choice does not depend on the mapping's iteration order.
             entry = _Entry(len(low), exact, exact[min(exact)])
-            automaton.add_word(low, len(self._entries))
-            self._entries.append(entry)
+            automaton.add_word(low, len(self.entries))
+            self.entries.append(entry)
         automaton.make_automaton()
-        self._automaton = automaton
+        self.automaton = automaton
+
+
+class Scrubber:
+    """Scrubs a batch of texts with one rule and one deny-list; build it once per column (the
+    automaton is built in the constructor unless a built one is given) and call :meth:`scrub`
+    on each batch."""
+
+    def __init__(self, rule: Scrub, deny: Mapping[str, str] | DenyAutomaton):
+        self.rule = rule
+        self.patterns: tuple[PatternKind, ...] = tuple(
+            kind for kind in PATTERN_ORDER if kind in rule.patterns
+        )
+        self._entries: list[_Entry] = []
+        self._automaton: ahocorasick.Automaton | None = None
+        if rule.deny_list:
+            built = deny if isinstance(deny, DenyAutomaton) else DenyAutomaton(deny)
+            self._entries, self._automaton = built.entries, built.automaton
+
+    @property
+    def deny_list_size(self) -> int:
+        """Distinct (case-insensitive) identifiers in the automaton."""
+        return len(self._entries)
 
     def scrub(self, values: pa.Array) -> tuple[pa.Array, Counter[str]]:
         """Scrubbed texts (same length and type, NULLs kept) and the number of replacements per
