@@ -512,3 +512,25 @@ def test_unchanged_share_min_change_floor_and_coarsened_dates(release, tmp_path:
         days = {r[0] for r in con.execute("SELECT day(created) FROM raw.deals").fetchall()}
     assert countries == {"Other"}
     assert days == {1}
+
+
+def test_an_aggregate_query_adds_in_row_order_every_time() -> None:
+    # 1 M doubles of seven magnitudes in three groups: a parallel sum adds them in another
+    # order from run to run (its last bits change), the release must not
+    from benchforge.anonymize.transform.aggregate import _run_query
+
+    con = duckdb.connect()
+    con.execute("ATTACH ':memory:' AS src; CREATE SCHEMA src.raw")
+    con.execute(
+        "CREATE TABLE src.raw.t AS SELECT i % 3 AS g, (hash(i) % 1000003)::DOUBLE / 7.3 "
+        "* 10 ** ((hash(i * 3) % 7)::INTEGER - 3) AS x FROM range(1000000) r(i)"
+    )
+    sequential = [0.0, 0.0, 0.0]
+    for g, x in con.execute("SELECT g, x FROM src.raw.t ORDER BY rowid").fetchall():
+        sequential[g] += x
+    threads = con.execute("SELECT current_setting('threads')").fetchone()
+    for _ in range(2):
+        _run_query(con, "src", "SELECT g, sum(x) AS s FROM t GROUP BY g", "memory.main.o", "memory")
+        got = dict(con.execute("SELECT g, s FROM memory.main.o").fetchall())
+        assert [got[g] for g in range(3)] == sequential  # bit for bit
+    assert con.execute("SELECT current_setting('threads')").fetchone() == threads

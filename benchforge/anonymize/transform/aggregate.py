@@ -37,13 +37,19 @@ from benchforge.anonymize.transform.sql import (
 def _run_query(
     con: duckdb.DuckDBPyConnection, catalog: str, sql: str, target: str, home: str
 ) -> list[str]:
+    # One thread: a parallel aggregate adds floating-point values in a different order from
+    # run to run, and the release must be the same bytes every time (at crm scale 5 a sum of
+    # amounts differed in its last bit between two runs).
+    threads = con.execute("SELECT current_setting('threads')").fetchone()
     con.execute(f"USE {catalog}.raw")
+    con.execute("SET threads = 1")
     try:
         con.execute(f"CREATE OR REPLACE TABLE {target} AS {sql}")
     except duckdb.Error as exc:
         raise TransformError(f"aggregate_of query failed on {catalog}: {exc}") from exc
     finally:
         con.execute(f"USE {home}")
+        con.execute(f"SET threads = {int(threads[0]) if threads else 1}")
     return [r[0] for r in con.execute(f"DESCRIBE {target}").fetchall()]
 
 
