@@ -92,6 +92,16 @@ def test_scrubbers_sharing_one_built_deny_list_scrub_as_with_their_own() -> None
     assert out.to_pylist() == texts.to_pylist()
 
 
+def test_weights_count_each_texts_replacements_once_per_row_holding_it() -> None:
+    import numpy as np
+
+    texts = pa.array(["Jane Smith wrote", "mail bob@x.io", "nothing here"])
+    out, hits = Scrubber(Scrub(), DENY).scrub(texts, weights=np.array([3, 5, 7]))
+    assert out.to_pylist() == ["Mary Jones wrote", "mail <EMAIL>", "nothing here"]
+    assert hits == Counter({"deny_list": 3, "email": 5})
+    assert Scrubber(Scrub(), DENY).scrub(texts)[1] == Counter({"deny_list": 1, "email": 1})
+
+
 def test_nulls_empty_strings_and_type_are_kept() -> None:
     values = pa.array([None, "", "Jane Smith", None], pa.large_string())
     out, hits = Scrubber(Scrub(), DENY).scrub(values)

@@ -706,17 +706,19 @@ class _Pass:
     def _text_vocabulary(self) -> str:
         """``work.vocabulary(tok)``: every maximal ASCII alphanumeric run (lower-cased) of every
         column the policy scrubs, as the texts stand before scrubbing."""
+        # distinct texts first: templated notes repeat (crm scale 5: 1.4 s -> 0.2 s)
         selects = [
-            f"SELECT DISTINCT unnest(regexp_split_to_array(lower({qi(c)}), '[^a-z0-9]+')) AS tok "
-            f"FROM rel.raw.{qi(t)} WHERE {qi(c)} IS NOT NULL"
+            f"SELECT DISTINCT {qi(c)} AS x FROM rel.raw.{qi(t)} WHERE {qi(c)} IS NOT NULL"
             for t, spec in self.policy.tables.items()
             for c, col in spec.columns.items()
             if isinstance(col.rule, Scrub) and col.rule.deny_list
         ]
         table = f"{WORK}.vocabulary"
-        union = " UNION ".join(selects) or "SELECT NULL::VARCHAR AS tok WHERE false"
+        union = " UNION ".join(selects) or "SELECT NULL::VARCHAR AS x WHERE false"
         self.con.execute(
-            f"CREATE OR REPLACE TABLE {table} AS SELECT tok FROM ({union}) WHERE tok <> ''"
+            f"CREATE OR REPLACE TABLE {table} AS SELECT tok FROM ("
+            f"SELECT DISTINCT unnest(regexp_split_to_array(lower(x), '[^a-z0-9]+')) AS tok "
+            f"FROM ({union})) WHERE tok <> ''"
         )
         return table
 
@@ -754,17 +756,19 @@ class _Pass:
                 on_table_done(table)
 
     def _scrub_column(self, table: str, column: str, scrubber: Scrubber) -> Counter[str]:
-        """Stream the column in Arrow batches, scrub, keep the changed values by rowid and write
-        them back with one UPDATE (row order untouched)."""
+        """Scrub each distinct text of the column once (a text's scrubbing depends on the text
+        alone; generated and templated notes repeat a lot: crm's 384 k task descriptions are
+        8 k texts), streamed in Arrow batches with how many rows hold it, and write the changed
+        ones back with one UPDATE matching the old text (row order untouched)."""
         staged = f"{WORK}.scrubbed"
-        self.con.execute(f"CREATE OR REPLACE TABLE {staged} (rid BIGINT, v VARCHAR)")
+        self.con.execute(f"CREATE OR REPLACE TABLE {staged} (old VARCHAR, new VARCHAR)")
         hits: Counter[str] = Counter()
-        # a second cursor streams the column while this one writes the staged values
+        # a second cursor streams the texts while this one writes the staged values
         cursor = self.con.cursor()
         try:
             result = cursor.execute(
-                f"SELECT rowid AS rid, {qi(column)} AS v FROM rel.raw.{qi(table)} "
-                f"WHERE {qi(column)} IS NOT NULL"
+                f"SELECT {qi(column)} AS v, count(*) AS n FROM rel.raw.{qi(table)} "
+                f"WHERE {qi(column)} IS NOT NULL GROUP BY {qi(column)}"
             )
             reader = (
                 result.to_arrow_reader(SCRUB_BATCH_ROWS)  # DuckDB >= 1.4
@@ -772,20 +776,21 @@ class _Pass:
                 else result.fetch_record_batch(SCRUB_BATCH_ROWS)
             )
             for batch in reader:
-                old = batch.column(1)
-                new, found = scrubber.scrub(old)
+                old = batch.column(0)
+                rows = batch.column(1).to_numpy(zero_copy_only=False)
+                new, found = scrubber.scrub(old, weights=rows)
                 hits.update(found)
                 changed = pc.fill_null(pc.not_equal(old, new), True)
-                out = pa.table({"rid": batch.column(0).filter(changed), "v": new.filter(changed)})
+                out = pa.table({"old": old.filter(changed), "new": new.filter(changed)})
                 if out.num_rows:
                     self.con.register("_anon_scrubbed", out)
-                    self.con.execute(f"INSERT INTO {staged} SELECT rid, v FROM _anon_scrubbed")
+                    self.con.execute(f"INSERT INTO {staged} SELECT old, new FROM _anon_scrubbed")
                     self.con.unregister("_anon_scrubbed")
         finally:
             cursor.close()
         self.con.execute(
-            f"UPDATE rel.raw.{qi(table)} SET {qi(column)} = u.v FROM {staged} u "
-            f"WHERE rel.raw.{qi(table)}.rowid = u.rid"
+            f"UPDATE rel.raw.{qi(table)} SET {qi(column)} = u.new FROM {staged} u "
+            f"WHERE rel.raw.{qi(table)}.{qi(column)} = u.old"
         )
         return hits
 

@@ -335,9 +335,13 @@ class Scrubber:
         """Distinct (case-insensitive) identifiers in the automaton."""
         return len(self._entries)
 
-    def scrub(self, values: pa.Array) -> tuple[pa.Array, Counter[str]]:
+    def scrub(
+        self, values: pa.Array, weights: np.ndarray | None = None
+    ) -> tuple[pa.Array, Counter[str]]:
         """Scrubbed texts (same length and type, NULLs kept) and the number of replacements per
-        recognizer (``deny_list``, ``email``, ``phone``, ``iban``, ``card``, ``ipv4``, ``url``)."""
+        recognizer (``deny_list``, ``email``, ``phone``, ``iban``, ``card``, ``ipv4``, ``url``);
+        with ``weights`` (one integer per text: how many rows hold it) a text's replacements
+        count that many times."""
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks()
         if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
@@ -345,7 +349,12 @@ class Scrubber:
                 return values, Counter()
             raise TypeError(f"Scrubber.scrub takes strings, got {values.type}")
         hits: Counter[str] = Counter()
-        pieces = [self._scrub_batch(values.slice(a, b - a), hits) for a, b in _batches(values)]
+        pieces = [
+            self._scrub_batch(
+                values.slice(a, b - a), hits, None if weights is None else weights[a:b]
+            )
+            for a, b in _batches(values)
+        ]
         if not pieces:
             return values, hits
         out = pieces[0] if len(pieces) == 1 else pa.concat_arrays(pieces)
@@ -401,7 +410,9 @@ class Scrubber:
             for kind in self.patterns
         }
 
-    def _scrub_batch(self, values: pa.Array, hits: Counter[str]) -> pa.Array:
+    def _scrub_batch(
+        self, values: pa.Array, hits: Counter[str], weights: np.ndarray | None
+    ) -> pa.Array:
         deny = self._deny_spans(values)
         candidates = self._candidates(values)
         rows: set[int] = set(deny)
@@ -433,7 +444,7 @@ class Scrubber:
                 out.append(text[cursor : span.start])
                 out.append(span.replacement)
                 cursor = span.end
-                hits[span.kind] += 1
+                hits[span.kind] += 1 if weights is None else int(weights[row])
             out.append(text[cursor:])
             new = "".join(out)
             if new != text:
