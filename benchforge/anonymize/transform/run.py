@@ -111,7 +111,7 @@ def anonymize_warehouse(
     secret: bytes,
     *,
     on_progress: ProgressFn | None = None,
-    memory_limit: str = "640MB",  # crm scale 5: 59 s, peak RSS ~1 GB (measured 2026-11-30)
+    memory_limit: str = "640MB",  # crm scale 5: 44-51 s, peak RSS ~1.3 GB (2026-12-01)
     threads: int | None = None,
 ) -> TransformManifest:
     """Write the release of ``source_db`` to ``dest_db`` (which must not exist) under
