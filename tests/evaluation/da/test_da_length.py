@@ -30,6 +30,8 @@ from benchforge.evaluation.tasks import LoadedTask
 from benchforge.harness.judging import open_judge
 from tests.evaluation.da.conftest import DaData
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop (the da_data build)
+
 TASK = "crm-da-support-sla-patterns"
 
 

@@ -23,6 +23,8 @@ from tests.evaluation.da import faithful
 from tests.evaluation.da.conftest import SEEDS, SUITE, DaData
 from tests.paths import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # tests/README.md: the fast and the full loop (the da_data build)
+
 TASK_IDS = sorted(p.parent.name for p in SUITE.glob("*/task.yaml"))
 
 
