@@ -33,6 +33,7 @@ from benchforge.synthesis.validation.gxrun import (
     attached_warehouse,
     jsonable,
 )
+from benchforge.synthesis.validation.metrics import column_map_metrics, judge
 from benchforge.synthesis.validation.report import CheckResult, ValidationReport
 from benchforge.synthesis.validation.sqltext import (
     MANIFEST_TABLE,
@@ -155,6 +156,32 @@ def _bounds_text(low: float, high: float) -> str:
     if low == high:
         return f"== {_number(low)}"
     return f"between {_number(low)} and {_number(high)}"
+
+
+def _judge_schema(rc: RowCheck, actual: dict[str, str]) -> ExpectationValidationResult:
+    """A schema check judged by GE on the metrics of the one-row frame of the table's column
+    types (``actual``: column -> DuckDB type) it used to validate: its columns, or the column's
+    one value (a type name). GE's own verdict, without a validation graph per table."""
+    expectation = rc.expectation
+    if isinstance(expectation, gxe.ExpectTableColumnsToMatchSet):
+        return judge(expectation, {"table.columns": list(actual)})
+    assert isinstance(expectation, gxe.ExpectColumnValuesToBeInSet) and rc.column is not None
+    value = actual[rc.column]
+    wrong = value not in (expectation.value_set or [])
+    metrics = column_map_metrics(
+        expectation, rows=1, missing=0, unexpected=int(wrong), examples=[value] if wrong else []
+    )
+    metrics[f"{expectation.map_metric}.unexpected_index_list"] = [0] if wrong else []
+    return judge(expectation, metrics)
+
+
+def _judge_statistic(expectation: Expectation, observed: float) -> ExpectationValidationResult:
+    """An aggregate check judged by GE on its observed value, as GE's pandas engine computes
+    the column's sum or mean over the one-row frame ``[observed]`` it used to validate."""
+    values = pd.Series([observed], dtype="float64")
+    if isinstance(expectation, gxe.ExpectColumnSumToBeBetween):
+        return judge(expectation, {"column.sum": values.sum()})
+    return judge(expectation, {"column.mean": values.mean()})
 
 
 class _Run(GxRun):
@@ -281,7 +308,6 @@ class _Run(GxRun):
     def schema_checks(self, table: Table, actual: dict[str, str], docs: TableDocs) -> bool:
         """Columns and types as the spec declares; False when the table cannot be checked."""
         expected = expected_columns(self.spec, table)
-        frame = pd.DataFrame([actual]) if actual else pd.DataFrame()
         checks: list[RowCheck] = []
         meta = {"check": "schema_columns", "table": table.name, "key": "0"}
         checks.append(
@@ -323,14 +349,8 @@ class _Run(GxRun):
                     duck_type,
                 )
             )
-        suite = gx.ExpectationSuite(
-            name=f"{table.name}__schema", expectations=[c.expectation for c in checks]
-        )
-        results = self.validate_frame(f"{table.name}__schema", frame, suite, None)
         for rc in checks:
-            res = results.get(rc.expectation.meta["key"]) if rc.expectation.meta else None
-            if res is None:
-                continue
+            res = _judge_schema(rc, actual)
             r = res.result or {}
             if rc.check == "schema_columns":
                 observed: Any = sorted(actual) if actual else "table missing"
@@ -468,7 +488,7 @@ class _Run(GxRun):
         plan: TablePlan | None,
     ) -> None:
         evaluated: list[tuple[AggregateCheck, str, float, float, float, Expectation]] = []
-        frame: dict[str, list[float]] = {}
+        named: set[str] = set()  # the Data Docs' column names, each once
         for check in checks:
             try:
                 outcome = check.evaluate(values)
@@ -480,7 +500,7 @@ class _Run(GxRun):
             key = str(len(evaluated))
             column = f"{check.column or check.table}: {check.check}"
             column += f" [{check.label}]" if check.label else ""
-            column += f" #{key}" if column in frame else ""
+            column += f" #{key}" if column in named else ""
             cls: type[gxe.ExpectColumnSumToBeBetween | gxe.ExpectColumnMeanToBeBetween] = (
                 gxe.ExpectColumnSumToBeBetween
                 if check.stat == "count"
@@ -498,16 +518,10 @@ class _Run(GxRun):
                 column=column, min_value=low, max_value=high, description=description, meta=meta
             )
             evaluated.append((check, key, observed, low, high, expectation))
-            frame[column] = [observed]
-        if not evaluated:
-            return
-        suite = gx.ExpectationSuite(
-            name=f"{name}__aggregates", expectations=[e[5] for e in evaluated]
-        )
-        results = self.validate_frame(f"{name}__aggregates", pd.DataFrame(frame), suite, None)
-        for check, key, observed, low, high, expectation in evaluated:
-            res = results.get(key)
-            success = bool(res.success) if res is not None else False
+            named.add(column)
+        for check, _, observed, low, high, expectation in evaluated:
+            res = _judge_statistic(expectation, observed)
+            success = bool(res.success)
             self.results.append(
                 CheckResult(
                     check=check.check,
@@ -521,5 +535,4 @@ class _Run(GxRun):
                     expected=_bounds_text(low, high),
                 )
             )
-            if res is not None:
-                docs.add(expectation, res)
+            docs.add(expectation, res)
