@@ -8,17 +8,22 @@ import base64
 import io
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-import matplotlib
 from markupsafe import Markup
-from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 _NO_METADATA = {"Date": None, "Creator": None, "Format": None, "Type": None}
 
 
 def figure(width: float, height: float) -> Figure:
     """A new figure, ``width`` x ``height`` inches; draw on it inside :func:`plain_text` when
-    its labels are data (task ids, agent names)."""
+    its labels are data (task ids, agent names). matplotlib is imported here, when a page
+    draws, not by every command that imports the pages (half a second of each start)."""
+    from matplotlib.figure import Figure
+
     return Figure(figsize=(width, height))
 
 
@@ -27,6 +32,8 @@ def plain_text() -> Iterator[None]:
     """Settings under which every label is drawn as the text it is: SVG text stays text
     (searchable, escaped by matplotlib's writer), never TeX math (a task id may hold "$"), and
     ids are stable from one rendering to the next."""
+    import matplotlib
+
     with matplotlib.rc_context(
         {"svg.fonttype": "none", "svg.hashsalt": "benchforge", "text.parse_math": False}
     ):

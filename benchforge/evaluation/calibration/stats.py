@@ -40,7 +40,6 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
-from scipy import stats
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -129,6 +128,8 @@ def kendall(x: FloatArray, y: FloatArray) -> float:
     if not _defined(x, y):
         return math.nan
     if len(x) > KENDALL_DIRECT:
+        from scipy import stats  # imported when used: half a second off every CLI start
+
         return float(stats.kendalltau(x, y).statistic)
     i, j = np.triu_indices(len(x), 1)
     sx, sy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
@@ -264,6 +265,8 @@ def bootstrap_many(
     def stat(sample: FloatArray) -> FloatArray:
         idx = np.asarray(sample, dtype=np.int64)
         return np.array([statistics[k](idx) for k in names], dtype=float)
+
+    from scipy import stats  # imported when used: half a second off every CLI start
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -7,13 +7,17 @@ are truncated.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from markupsafe import Markup
-from matplotlib.patches import Rectangle
 
 from benchforge.core.pages import figure, plain_text, svg_markup
 from benchforge.evaluation.leaderboard import formatting as fmt
 from benchforge.evaluation.leaderboard.models import Leaderboard
+
+if TYPE_CHECKING:
+    from matplotlib.patches import Rectangle
 
 LABEL_CHARS = 36  # longer labels are truncated
 ROW_INCHES = 0.32  # height of one bar row
@@ -123,6 +127,8 @@ def task_heatmap(lb: Leaderboard) -> Markup:
 
 
 def _na_patch(column: int, row: int) -> Rectangle:
+    from matplotlib.patches import Rectangle  # with the figure, not at import (core.pages.plots)
+
     return Rectangle((column - 0.5, row - 0.5), 1, 1, color=NO_SCORE_FILL)
 
 
