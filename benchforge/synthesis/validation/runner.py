@@ -3,9 +3,12 @@
 Memory stays bounded by ``chunk_rows``: tables are never loaded whole into pandas. Row checks
 read ``hash(pk) % P`` partitions of a table (plus per-row helper columns computed in DuckDB),
 validate each partition with GE's pandas datasource and merge the results (counts summed, a few
-unexpected examples kept). Aggregate checks are computed in DuckDB and validated with GE on a
-one-row frame. GE's SQL datasource is not used (with duckdb_engine, results are lost when GE
-closes its connection). DuckDB itself runs under ``memory_limit`` and spills to a temp folder.
+unexpected examples kept). Aggregate checks are computed in DuckDB, and they and the schema
+checks (the table's columns and types, from the catalogue) are judged by GE's own verdict on
+those metrics (:func:`~benchforge.synthesis.validation.metrics.judge`): a GE validation per table
+of a one-row frame cost most of a small dataset's validation. GE's SQL datasource is not used
+(with duckdb_engine, results are lost when GE closes its connection). DuckDB itself runs under
+``memory_limit`` and spills to a temp folder.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ A ``TablePlan`` has two kinds of checks:
   always share a chunk and uniqueness stays exact.
 * ``AggregateCheck``: a count, share or mean computed in DuckDB over the whole table (``metrics``)
   and compared with bounds derived from the spec and from other metrics (manifest counts, the
-  number of eligible rows); the runner validates the one-row frame of observed values with GE.
+  number of eligible rows); GE judges each observed value (``metrics.judge``).
 
 One module per kind of check: ``keys``, ``columns`` (declared constraints), ``distributions`` and
 ``dates`` (what the column's generator says about its values: the facts each generator model
