@@ -73,6 +73,7 @@ def test_nightly_is_scheduled_with_typed_parameters() -> None:
     assert {"dataset", "policy", "out", "verify_suite"} <= set(anon_props)
 
 
+@pytest.mark.slow  # a CLI start importing every flow (~15 s); the README's command test runs it too
 def test_deploy_lists_the_deployments() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "benchforge.infra.deploy", "--list"],
