@@ -1,7 +1,8 @@
 """Gold builds: a gold dbt repository built on a copy of a dataset's warehouse.
 
 A build folder holds ``gold.duckdb`` (raw + every model), ``manifest.json``,
-``run_results.json``, ``catalog.json`` and the dbt docs site (``docs/index.html``), plus
+``run_results.json``, ``catalog.json`` and the dbt docs site (``docs/index.html``; a build
+with ``docs=False``, as scoring caches its golds, has neither until :func:`add_docs`), plus
 its record (:class:`~benchforge.core.records.GoldBuild`, ``build.json``, written last)
 describing what was built from what. Builds are keyed by the dataset version (a hash of its
 table checksums) and the repository version (a hash of its files).
@@ -147,6 +148,21 @@ def _with_packages(repo: Path, out: Path, work: Path) -> Path:
     if vendored is not None:
         install_packages(vendored, out, PACKAGES_DIR)
     return project
+
+
+def add_docs(repo: Path, folder: Path) -> None:
+    """Generate the catalog and docs site of a gold build made without them (``docs=False``,
+    as scoring builds its golds), against its own ``gold.duckdb``; a no-op when it has them."""
+    folder = folder.resolve()
+    if (folder / "catalog.json").is_file():
+        return
+    work = folder / "_dbt"
+    try:
+        _docs(
+            _with_packages(require_dbt_project(repo), folder, work), folder / GOLD_DB, work, folder
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _docs(repo: Path, db: Path, work: Path, out: Path) -> None:

@@ -18,7 +18,7 @@ import yaml
 
 from benchforge.evaluation.dbt.manifest import load_manifest
 from benchforge.evaluation.de.mutations import apply_mutation, load_catalogue, predict
-from benchforge.evaluation.de.tasks import prepare_gold, verify_task
+from benchforge.evaluation.de.tasks import gold_docs, prepare_gold, verify_task
 from benchforge.evaluation.gold import repo_version
 from benchforge.evaluation.tasks import DeEvolTask, DeImplTask, LoadedTask, load_tasks
 from benchforge.evaluation.tasks.materials import data_contract
@@ -122,7 +122,7 @@ def test_contract_is_current(task: LoadedTask, datasets: Datasets, work: Path) -
     assert isinstance(spec, DeImplTask)
     gold = prepare_gold(task, datasets.of(task), work)
     meta = task.file(spec.contract_metadata) if spec.contract_metadata else None
-    expected = data_contract(gold.gold_folder, meta, spec.domain)
+    expected = data_contract(gold_docs(gold.gold_folder, gold.repo), meta, spec.domain)
     committed = yaml.safe_load(task.file(spec.contract).read_text())
     assert committed == expected, "run: benchforge task contract " + str(task.folder.parent)
 

@@ -14,7 +14,13 @@ import yaml
 
 from benchforge.core.records.verification import EMPTY, REFERENCE
 from benchforge.evaluation.de.mutations import load_catalogue
-from benchforge.evaluation.de.tasks import DeVerification, prepare_gold, verify_task, workspace
+from benchforge.evaluation.de.tasks import (
+    DeVerification,
+    gold_docs,
+    prepare_gold,
+    verify_task,
+    workspace,
+)
 from benchforge.evaluation.tasks import TaskSpecError, load_task, load_tasks, task_json_schema
 from benchforge.evaluation.tasks.materials import data_contract, make_skeleton, write_contract
 from benchforge.synthesis.dataset import build_dataset
@@ -93,7 +99,13 @@ def test_task_json_schema_is_current() -> None:
 def test_contract_lists_models_lineage_types_and_tests(dataset: Path, work: Path) -> None:
     impl = load_task(SUITE / "mini-impl")
     gold = prepare_gold(impl, dataset, work)
-    contract = data_contract(gold.gold_folder, impl.file("contract_metadata.yaml"), "mini")
+    # scoring reads a gold's warehouse and manifest: its cached build skips dbt docs generate,
+    # and the contract, which reads column types from the catalog, has it generated once
+    assert not (gold.gold_folder / "catalog.json").exists()
+    folder = gold_docs(gold.gold_folder, gold.repo)
+    assert (folder / "catalog.json").is_file() and (folder / "docs" / "index.html").is_file()
+    assert not (folder / "_dbt").exists()
+    contract = data_contract(folder, impl.file("contract_metadata.yaml"), "mini")
     names = [m["name"] for m in contract["models"]]
     assert len(names) == 7 and names.index("stg_mini__accounts") < names.index("dim_accounts")
     dim = next(m for m in contract["models"] if m["name"] == "dim_accounts")

@@ -18,7 +18,7 @@ EMPTY_NOTES = "models: {}\n"
 def generate_contract(task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
     """Builds (or reuses, under ``work``) the task's gold on ``dataset_dir`` and writes its
     ``contract`` from it and the task's ``contract_metadata``; returns the contract's path."""
-    from benchforge.evaluation.de.tasks import prepare_gold
+    from benchforge.evaluation.de.tasks import gold_docs, prepare_gold
 
     spec = task.spec
     if not isinstance(spec, DeImplTask):
@@ -26,7 +26,8 @@ def generate_contract(task: LoadedTask, dataset_dir: Path, work: Path) -> Path:
     gold = prepare_gold(task, dataset_dir, work)
     meta = task.file(spec.contract_metadata) if spec.contract_metadata else None
     path = task.file(spec.contract)
-    write_contract(data_contract(gold.gold_folder, meta, spec.domain, spec.scoring.layers), path)
+    folder = gold_docs(gold.gold_folder, gold.repo)  # the contract's column types: its catalog
+    write_contract(data_contract(folder, meta, spec.domain, spec.scoring.layers), path)
     return path
 
 

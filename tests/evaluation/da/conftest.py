@@ -1,7 +1,7 @@
 """Shared data for the ``da_open`` tests: two small crm datasets (scale 0.02, seeds 7 and 11)
 and their gold builds, made once per session.
 
-A gold build through ``gold_cache`` runs ``dbt build`` (58 models, 900+ data tests, docs):
+A gold build through ``gold_cache`` runs ``dbt build`` (58 models, 900+ data tests):
 about 30 s. The marts an analysis database copies are the same with ``dbt run`` alone, so the
 fixture runs that (both seeds in parallel) and files the result where ``gold_cache`` looks for
 it, with its manifest and completion record: every code path under test (``analysis_db``,
